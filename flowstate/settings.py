@@ -1,0 +1,83 @@
+"""Configuration, read only at the edges (CLI, tests) and passed down as values.
+
+Every field can be set by an environment variable with the `FLOWSTATE_` prefix, for example
+`FLOWSTATE_NEO4J_URI=neo4j+s://xxxx.databases.neo4j.io`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_URI = "bolt://127.0.0.1:7687"
+
+
+def _xdg(var: str, fallback: str) -> Path:
+    return Path(os.environ.get(var) or Path.home() / fallback)
+
+
+def default_cache_dir() -> Path:
+    return _xdg("XDG_CACHE_HOME", ".cache") / "flowstate"
+
+
+def default_data_dir() -> Path:
+    return _xdg("XDG_DATA_HOME", ".local/share") / "flowstate"
+
+
+class Neo4jSettings(BaseSettings):
+    """Where the database is. `neo4j://` and `neo4j+s://` URIs (clusters, Aura) work unchanged."""
+
+    model_config = SettingsConfigDict(env_prefix="FLOWSTATE_NEO4J_", extra="ignore")
+
+    uri: str = DEFAULT_URI
+    user: str = "neo4j"
+    password: SecretStr | None = None
+    database: str = "neo4j"
+
+    @property
+    def configured(self) -> bool:
+        """True when the user named a server; False when we fall back to the default address."""
+        return "uri" in self.model_fields_set
+
+    def auth(self) -> tuple[str, str] | None:
+        if self.password is None:
+            return None
+        return (self.user, self.password.get_secret_value())
+
+
+class LocalServerSettings(BaseSettings):
+    """The managed local Neo4j assembled from Maven Central (`flowstate neo4j ...`)."""
+
+    model_config = SettingsConfigDict(env_prefix="FLOWSTATE_LOCAL_", extra="ignore")
+
+    neo4j_version: str = "5.26.30"
+    browser_version: str = "5.24.0"
+    cache_dir: Path = Field(default_factory=default_cache_dir)
+    data_dir: Path = Field(default_factory=default_data_dir)
+    bolt_port: int = Field(7687, ge=1, le=65535)
+    http_port: int = Field(7474, ge=1, le=65535)
+    heap: str = "1g"
+    pagecache: str = "256m"
+    java_home: Path | None = None
+    maven: str = "mvn"
+    start_timeout_s: float = 180.0
+
+    @property
+    def server_dir(self) -> Path:
+        """Home of the server: config, database files, logs, pid file."""
+        return self.data_dir / "neo4j"
+
+    @property
+    def jars_dir(self) -> Path:
+        return self.cache_dir / "neo4j" / self.neo4j_version / "lib"
+
+    @property
+    def bolt_uri(self) -> str:
+        return f"bolt://127.0.0.1:{self.bolt_port}"
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"

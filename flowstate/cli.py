@@ -1,6 +1,131 @@
+"""The `flowstate` command line. Thin: parse, call the library, print."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
 import click
 
+from flowstate.errors import FlowStateError, UsageError
+from flowstate.local.server import LocalServer
+from flowstate.settings import LocalServerSettings
 
-@click.group()
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+def fails_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn FlowState errors into a message on stderr and the documented exit code."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except UsageError as e:
+            click.echo(f"Error: {e}", err=True)
+            sys.exit(EXIT_USAGE)
+        except FlowStateError as e:
+            click.echo(f"Error: {e}", err=True)
+            sys.exit(EXIT_FAILURE)
+
+    return wrapper
+
+
+def emit(data: dict[str, Any], as_json: bool, human: str) -> None:
+    click.echo(json.dumps(data, indent=2, default=str) if as_json else human)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="flowstate")
 def main() -> None:
-    """FlowState."""
+    """FlowState: the agent's execution state, kept in Neo4j, is its memory."""
+
+
+# --- flowstate neo4j -------------------------------------------------------------------
+
+
+def _local(bolt_port: int | None = None, http_port: int | None = None) -> LocalServer:
+    overrides = {k: v for k, v in (("bolt_port", bolt_port), ("http_port", http_port)) if v}
+    return LocalServer(LocalServerSettings(**overrides))
+
+
+@main.group()
+def neo4j() -> None:
+    """The managed local Neo4j (Community 5.26 from Maven Central; no Docker needed).
+
+    \b
+    Example:
+      flowstate neo4j start && flowstate neo4j status
+    """
+
+
+@neo4j.command()
+@click.option("--password", default=None, help="Turn auth on with this password (user neo4j).")
+@click.option("--bolt-port", type=int, default=None, help="Bolt port (default 7687).")
+@click.option("--http-port", type=int, default=None, help="HTTP/Browser port (default 7474).")
+@fails_cleanly
+def start(password: str | None, bolt_port: int | None, http_port: int | None) -> None:
+    """Start the server in the background; return once Bolt answers.
+
+    The first start downloads the jars from Maven Central into the cache folder.
+    """
+    server = _local(bolt_port, http_port)
+    if server.info() is None and server.settings.classpath_file.exists() is False:
+        click.echo("First start: downloading Neo4j from Maven Central (about 170 MB)...")
+    result = server.start(password=password)
+    info = result.info
+    if result.already_running:
+        click.echo(f"Neo4j is already running (pid {info.pid}) at {info.bolt_uri}; nothing to do.")
+        return
+    click.echo(
+        f"Neo4j {info.version} started in {result.seconds:.1f}s (pid {info.pid}).\n"
+        f"  Bolt:    {info.bolt_uri}\n  Browser: {info.browser_url}\n  Data:    {info.data_dir}"
+    )
+
+
+@neo4j.command()
+@fails_cleanly
+def stop() -> None:
+    """Stop the server cleanly (SIGTERM, wait, SIGKILL only if it hangs)."""
+    result = _local().stop()
+    if not result.was_running:
+        click.echo("Neo4j is not running; nothing to stop.")
+    elif result.forced:
+        click.echo(f"Neo4j did not stop in time and was killed ({result.seconds:.1f}s).")
+    else:
+        click.echo(f"Neo4j stopped ({result.seconds:.1f}s).")
+
+
+@neo4j.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@fails_cleanly
+def status(as_json: bool) -> None:
+    """Show version, pid, ports and data folder; exit 1 when not running."""
+    server = _local()
+    info = server.info()
+    if info is None:
+        emit({"running": False, "data_dir": str(server.home)}, as_json,
+             f"Neo4j is not running (data folder {server.home}).")  # fmt: skip
+        sys.exit(EXIT_FAILURE)
+    data = {"running": True, **info.__dict__, "browser_url": info.browser_url}
+    human = (
+        f"Neo4j {info.version} running (pid {info.pid}), auth {'on' if info.auth else 'off'}\n"
+        f"  Bolt:    {info.bolt_uri}\n  Browser: {info.browser_url}\n  Data:    {info.data_dir}"
+    )
+    emit(data, as_json, human)
+
+
+@neo4j.command()
+@click.option("-n", "--lines", default=50, show_default=True, help="How many lines.")
+@fails_cleanly
+def logs(lines: int) -> None:
+    """Show the end of the server log."""
+    server = _local()
+    tail = server.log_tail(lines)
+    if not tail:
+        raise UsageError(f"No server log yet at {server.console_log}; start the server first.")
+    click.echo(tail)

@@ -71,8 +71,14 @@ class LocalServerSettings(BaseSettings):
         return self.data_dir / "neo4j"
 
     @property
-    def jars_dir(self) -> Path:
-        return self.cache_dir / "neo4j" / self.neo4j_version / "lib"
+    def maven_repo(self) -> Path:
+        """Maven's local repository for the server jars: downloaded once, kept in the cache."""
+        return self.cache_dir / "neo4j" / "m2"
+
+    @property
+    def classpath_file(self) -> Path:
+        name = f"classpath-{self.neo4j_version}-{self.browser_version}.txt"
+        return self.cache_dir / "neo4j" / name
 
     @property
     def bolt_uri(self) -> str:

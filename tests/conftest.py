@@ -1,20 +1,56 @@
-"""Session fixtures. (Preliminary: the full source order lands with the local-server module.)"""
+"""Session fixtures: one real Neo4j for the whole run, one fresh namespace per test."""
 
 from __future__ import annotations
 
+import os
+import re
 import uuid
+from collections.abc import Iterator
 
 import pytest
 
-from flowstate.settings import Neo4jSettings
+from flowstate.local.server import LocalServer
+from flowstate.local.testing import Source, choose_source, docker_answers
+from flowstate.settings import LocalServerSettings, Neo4jSettings
+
+TESTCONTAINERS_IMAGE = "neo4j:5.26-community"
 
 
 @pytest.fixture(scope="session")
-def neo4j_settings() -> Neo4jSettings:
-    return Neo4jSettings()
+def neo4j_settings() -> Iterator[Neo4jSettings]:
+    """A real Neo4j: FLOWSTATE_NEO4J_URI, else testcontainers, else the managed local server."""
+    source = choose_source(os.environ.get("FLOWSTATE_NEO4J_URI"), docker_answers())
+    if source is Source.CONFIGURED:
+        yield Neo4jSettings()
+    elif source is Source.TESTCONTAINERS:
+        yield from _testcontainers()
+    else:
+        yield from _local_server()
+
+
+def _testcontainers() -> Iterator[Neo4jSettings]:
+    from testcontainers.neo4j import Neo4jContainer
+
+    with Neo4jContainer(TESTCONTAINERS_IMAGE, password="flowstate-test") as container:
+        yield Neo4jSettings(
+            uri=container.get_connection_url(), user="neo4j", password="flowstate-test"
+        )
+
+
+def _local_server() -> Iterator[Neo4jSettings]:
+    local = LocalServerSettings()
+    server = LocalServer(local)
+    result = server.start()
+    try:
+        yield Neo4jSettings(uri=result.info.bolt_uri)
+    finally:
+        # Leave a server that was already running (e.g. started by .ci/run) as it was.
+        if not result.already_running:
+            server.stop()
 
 
 @pytest.fixture
 def namespace(request: pytest.FixtureRequest) -> str:
     """A fresh namespace per test, so tests never see each other's data."""
-    return f"t_{request.node.name[:40].strip('_')}_{uuid.uuid4().hex[:8]}".replace("[", "_").replace("]", "_")
+    name = re.sub(r"[^A-Za-z0-9_]", "_", request.node.name)[:40]
+    return f"t_{name}_{uuid.uuid4().hex[:8]}"

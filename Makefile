@@ -1,0 +1,31 @@
+# Two commands on a fresh machine:  `make demo` (the main job) and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+
+.PHONY: install demo test lint neo4j-stop clean
+
+$(BIN)/flowstate: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	@touch $@
+
+install: $(BIN)/flowstate
+
+demo: install
+	$(BIN)/flowstate neo4j start
+	$(BIN)/flowstate neo4j status
+
+test: install
+	$(BIN)/pytest
+
+lint: install
+	$(BIN)/ruff check flowstate tests
+	$(BIN)/ruff format --check flowstate tests
+
+neo4j-stop: install
+	$(BIN)/flowstate neo4j stop
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,249 @@
+"""The managed local Neo4j: a real Neo4j Community server run from Maven Central jars.
+
+Loopback only. Jars live in the cache folder, database files and logs in the data folder;
+`run/server.json` records the running instance so that any later process can find it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from flowstate.errors import LocalServerError
+from flowstate.local import process
+from flowstate.local.jars import ensure_classpath
+from flowstate.local.java import find_java
+from flowstate.local.probe import bolt_answers, http_get, port_is_free
+from flowstate.settings import LocalServerSettings
+
+MAIN_CLASS = "org.neo4j.server.CommunityEntryPoint"
+ADMIN_CLASS = "org.neo4j.cli.AdminTool"
+# What bin/neo4j would add; Neo4j 5 on Java 17 needs the --add-opens flags.
+JVM_FLAGS = [
+    "-XX:+UseG1GC", "-XX:-OmitStackTraceInFastThrow", "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+TrustFinalNonStaticFields", "-XX:+DisableExplicitGC",
+    "-Djdk.nio.maxCachedBufferSize=1024", "-Dio.netty.tryReflectionSetAccessible=true",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED",
+    "-Dlog4j2.disable.jmx=true", "-Dfile.encoding=UTF-8",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What `status` reports about a running instance."""
+
+    pid: int
+    version: str
+    bolt_port: int
+    http_port: int
+    data_dir: str
+    auth: bool
+    started_at: float
+
+    @property
+    def bolt_uri(self) -> str:
+        return f"bolt://127.0.0.1:{self.bolt_port}"
+
+    @property
+    def browser_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}/browser/"
+
+
+@dataclass(frozen=True)
+class StartResult:
+    info: ServerInfo
+    already_running: bool
+    downloaded: bool
+    seconds: float
+
+
+@dataclass(frozen=True)
+class StopResult:
+    was_running: bool
+    forced: bool
+    seconds: float
+
+
+class LocalServer:
+    """Start, stop and inspect the managed local Neo4j."""
+
+    def __init__(self, settings: LocalServerSettings) -> None:
+        self.settings = settings
+        self.home = settings.server_dir
+
+    # -- paths ---------------------------------------------------------------------------
+
+    @property
+    def state_file(self) -> Path:
+        return self.home / "run" / "server.json"
+
+    @property
+    def console_log(self) -> Path:
+        return self.home / "logs" / "console.log"
+
+    # -- queries -------------------------------------------------------------------------
+
+    def info(self) -> ServerInfo | None:
+        """The running instance, or None. A stale state file (dead pid) is cleaned up."""
+        try:
+            info = ServerInfo(**json.loads(self.state_file.read_text()))
+        except (OSError, ValueError, TypeError):
+            return None
+        if process.is_our_server(info.pid, self.home):
+            return info
+        self.state_file.unlink(missing_ok=True)
+        return None
+
+    def log_tail(self, lines: int = 50) -> str:
+        try:
+            text = self.console_log.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    # -- start / stop --------------------------------------------------------------------
+
+    def start(self, password: str | None = None) -> StartResult:
+        began = time.monotonic()
+        running = self.info()
+        if running is not None:
+            return StartResult(running, already_running=True, downloaded=False, seconds=0.0)
+        java = find_java(self.settings.java_home)
+        java_home = java.executable.resolve().parent.parent
+        self._check_ports_free()
+        jars, downloaded = ensure_classpath(self.settings, java_home)
+        self._prepare_home(auth=password is not None)
+        if password is not None:
+            self._set_initial_password(java.executable, jars, password)
+        proc = self._launch(java.executable, jars)
+        info = ServerInfo(
+            pid=proc.pid,
+            version=self.settings.neo4j_version,
+            bolt_port=self.settings.bolt_port,
+            http_port=self.settings.http_port,
+            data_dir=str(self.home),
+            auth=password is not None,
+            started_at=time.time(),
+        )
+        self.state_file.write_text(json.dumps(asdict(info)))
+        self._wait_ready(proc)
+        return StartResult(info, False, downloaded, time.monotonic() - began)
+
+    def stop(self, timeout: float = 60.0) -> StopResult:
+        began = time.monotonic()
+        info = self.info()
+        if info is None:
+            return StopResult(was_running=False, forced=False, seconds=0.0)
+        os.kill(info.pid, signal.SIGTERM)
+        forced = not process.wait_gone(info.pid, timeout)
+        if forced:
+            os.kill(info.pid, signal.SIGKILL)
+            if not process.wait_gone(info.pid, 10.0):
+                raise LocalServerError(f"Neo4j (pid {info.pid}) survived SIGKILL; stop it by hand.")
+        self.state_file.unlink(missing_ok=True)
+        return StopResult(was_running=True, forced=forced, seconds=time.monotonic() - began)
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _check_ports_free(self) -> None:
+        for name, port, env in (
+            ("Bolt", self.settings.bolt_port, "FLOWSTATE_LOCAL_BOLT_PORT"),
+            ("HTTP", self.settings.http_port, "FLOWSTATE_LOCAL_HTTP_PORT"),
+        ):
+            if not port_is_free(port):
+                raise LocalServerError(
+                    f"Port {port} ({name}) is already in use by another process. Stop that "
+                    f"process, or choose another port with {env} (or --{name.lower()}-port)."
+                )
+
+    def _prepare_home(self, auth: bool) -> None:
+        for sub in ("conf", "data", "logs", "run", "plugins", "import"):
+            (self.home / sub).mkdir(parents=True, exist_ok=True)
+        (self.home / "conf" / "neo4j.conf").write_text(self._config(auth))
+
+    def _config(self, auth: bool) -> str:
+        s, home = self.settings, self.home
+        lines = {
+            "server.default_listen_address": "127.0.0.1",
+            "server.default_advertised_address": "127.0.0.1",
+            "server.bolt.listen_address": f"127.0.0.1:{s.bolt_port}",
+            "server.http.listen_address": f"127.0.0.1:{s.http_port}",
+            "server.https.enabled": "false",
+            "dbms.security.auth_enabled": str(auth).lower(),
+            "dbms.usage_report.enabled": "false",
+            "server.memory.pagecache.size": s.pagecache,
+            "server.directories.data": str(home / "data"),
+            "server.directories.logs": str(home / "logs"),
+            "server.directories.run": str(home / "run"),
+            "server.directories.plugins": str(home / "plugins"),
+            "server.directories.import": str(home / "import"),
+        }
+        header = "# Written by `flowstate neo4j start` at every start; edit settings instead.\n"
+        return header + "".join(f"{k}={v}\n" for k, v in lines.items())
+
+    def _set_initial_password(self, java: Path, jars: list[Path], password: str) -> None:
+        # Neo4j applies an initial password only before the system database first exists.
+        if (self.home / "data" / "databases" / "system").exists():
+            if (self.home / "run" / "auth-initialised").exists():
+                return
+            raise LocalServerError(
+                f"The data folder {self.home} was first started without a password, so Neo4j "
+                "would ignore a new one. Start without --password, or use a fresh data folder "
+                "(FLOWSTATE_LOCAL_DATA_DIR)."
+            )
+        env = {**os.environ, "NEO4J_HOME": str(self.home), "NEO4J_CONF": str(self.home / "conf")}
+        command = [str(java), "-cp", _classpath(jars), ADMIN_CLASS]
+        command += ["dbms", "set-initial-password", password]
+        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        if result.returncode != 0:
+            raise LocalServerError(f"Setting the initial password failed: {result.stderr.strip()}")
+        (self.home / "run" / "auth-initialised").touch()
+
+    def _launch(self, java: Path, jars: list[Path]) -> subprocess.Popen[bytes]:
+        s = self.settings
+        command = [str(java), f"-Xms{s.heap}", f"-Xmx{s.heap}", *JVM_FLAGS]
+        command += ["-cp", _classpath(jars), MAIN_CLASS, f"--home-dir={self.home}"]
+        command += [f"--config-dir={self.home / 'conf'}", "--console-mode"]
+        log = self.console_log.open("ab")
+        try:
+            # A session of its own, so the server outlives this process and ignores its signals.
+            return subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                cwd=self.home, start_new_session=True,
+            )  # fmt: skip
+        except OSError as e:
+            raise LocalServerError(f"Could not launch Neo4j with {java}: {e}") from e
+        finally:
+            log.close()
+
+    def _wait_ready(self, proc: subprocess.Popen[bytes]) -> None:
+        deadline = time.monotonic() + self.settings.start_timeout_s
+        while time.monotonic() < deadline:
+            code = proc.poll()
+            if code is not None:
+                self.state_file.unlink(missing_ok=True)
+                raise LocalServerError(
+                    f"Neo4j exited during start (exit code {code}). Last lines of "
+                    f"{self.console_log}:\n{self.log_tail(20)}"
+                )
+            if bolt_answers(self.settings.bolt_port) and http_get(self.settings.http_url):
+                return
+            time.sleep(0.25)
+        proc.kill()
+        proc.wait()
+        self.state_file.unlink(missing_ok=True)
+        raise LocalServerError(
+            f"Neo4j did not answer on Bolt port {self.settings.bolt_port} within "
+            f"{self.settings.start_timeout_s:.0f}s. Last lines of {self.console_log}:\n"
+            f"{self.log_tail(20)}"
+        )
+
+
+def _classpath(jars: list[Path]) -> str:
+    return os.pathsep.join(str(j) for j in jars)

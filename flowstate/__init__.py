@@ -1,6 +1,59 @@
 """FlowState: the agent's execution state, kept in Neo4j, is its memory."""
 
-from flowstate.errors import FlowStateError, FlowStateRuntimeError, UsageError
+__version__ = "0.1.0"  # first: submodules read it while the package initialises
 
-__all__ = ["FlowStateError", "FlowStateRuntimeError", "UsageError"]
-__version__ = "0.1.0"
+from flowstate.api import FlowState
+from flowstate.engine.agent import Agent, AgentConfig, RunResult
+from flowstate.engine.index import RenderedIndex
+from flowstate.engine.step import Approval
+from flowstate.engine.tools import Tool
+from flowstate.errors import (
+    FlowStateError,
+    FlowStateRuntimeError,
+    ModelError,
+    NotFoundError,
+    ReadOnlyError,
+    StoreError,
+    StoreUnavailable,
+    UsageError,
+    ValidationFailed,
+)
+from flowstate.llm import LiteLLMClient, ModelClient, ScriptedModel
+from flowstate.models import (
+    Category,
+    Outcome,
+    RelationType,
+    StateNode,
+    StepOutput,
+    Usage,
+)
+from flowstate.rules import Limits
+
+__all__ = [
+    "Agent",
+    "AgentConfig",
+    "Approval",
+    "Category",
+    "FlowState",
+    "FlowStateError",
+    "FlowStateRuntimeError",
+    "Limits",
+    "LiteLLMClient",
+    "ModelClient",
+    "ModelError",
+    "NotFoundError",
+    "Outcome",
+    "ReadOnlyError",
+    "RelationType",
+    "RenderedIndex",
+    "RunResult",
+    "ScriptedModel",
+    "StateNode",
+    "StepOutput",
+    "StoreError",
+    "StoreUnavailable",
+    "Tool",
+    "Usage",
+    "UsageError",
+    "ValidationFailed",
+]

@@ -1,0 +1,93 @@
+"""The library's front door.
+
+>>> fs = FlowState.connect("bolt://127.0.0.1:7687", namespace="trip")     # doctest: +SKIP
+>>> agent = fs.agent(model="gpt-4o-mini", tools=[search_hotels])          # doctest: +SKIP
+>>> result = agent.run("Find us a hotel in Lisbon under 150 EUR")         # doctest: +SKIP
+>>> result.answer, result.request_id, result.usage.prompt_tokens          # doctest: +SKIP
+>>> print(fs.index().text)                                                # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Self
+
+from pydantic import SecretStr
+
+from flowstate.engine.agent import Agent, AgentConfig
+from flowstate.engine.index import HistoricalIndex, RenderedIndex
+from flowstate.engine.step import Approval
+from flowstate.engine.tools import Tool
+from flowstate.llm.client import LiteLLMClient, ModelClient
+from flowstate.models.records import Request
+from flowstate.models.views import RevealedState
+from flowstate.settings import Neo4jSettings
+from flowstate.store import Repository, Store
+
+
+class FlowState:
+    """One namespace's memory in Neo4j, and the agents that use it."""
+
+    def __init__(self, store: Store, namespace: str, *, read_only: bool = False) -> None:
+        self.store = store
+        self.repository = Repository(store, namespace, read_only=read_only)
+
+    @classmethod
+    def connect(
+        cls,
+        uri: str | None = None,
+        namespace: str = "default",
+        *,
+        user: str | None = None,
+        password: str | None = None,
+        database: str | None = None,
+        read_only: bool = False,
+        settings: Neo4jSettings | None = None,
+    ) -> Self:
+        """Connect (applying the schema) to `uri`, or to the settings' server when it is None."""
+        base = settings or Neo4jSettings()
+        overrides: dict[str, Any] = {"uri": uri, "user": user, "database": database}
+        overrides = {k: v for k, v in overrides.items() if v is not None}
+        if password is not None:
+            overrides["password"] = SecretStr(password)
+        store = Store.connect(base.model_copy(update=overrides))
+        return cls(store, namespace, read_only=read_only)
+
+    @property
+    def namespace(self) -> str:
+        return self.repository.namespace
+
+    def agent(
+        self,
+        model: str | ModelClient,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        *,
+        config: AgentConfig | None = None,
+        approve: Callable[[Approval], bool] | None = None,
+        **model_kwargs: Any,
+    ) -> Agent:
+        """An agent over this memory. `model` is any litellm model name, or a ModelClient."""
+        client = LiteLLMClient(model, **model_kwargs) if isinstance(model, str) else model
+        tools = [t if isinstance(t, Tool) else Tool.from_function(t) for t in tools]
+        return Agent(self.repository, client, tools, config, approve=approve)
+
+    def index(self, budget_tokens: int | None = None, model: str | None = None) -> RenderedIndex:
+        """The Historical State Index exactly as an agent's prompt would show it."""
+        budget = budget_tokens or AgentConfig().index_budget_tokens
+        return HistoricalIndex(self.repository.index(), budget, model).render()
+
+    def reveal(self, ids: Sequence[str]) -> list[RevealedState]:
+        """Past states with full content and their relations (type and other end's id only)."""
+        return self.repository.reveal(ids)
+
+    def history(self) -> list[Request]:
+        return self.repository.history()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,206 @@
+"""The execution loop: prompt -> model -> parse -> validate -> apply -> act -> reveal -> commit.
+
+Each step's pure part (`StepLogic.absorb`) is shared by the sync and async drivers; the
+drivers only add I/O: the model call, Neo4j reads for revealed states, the draft save, the
+commit. The Active State is saved as a draft after every step, so a crashed process can
+`resume()` or `discard()` the interrupted request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from flowstate.engine.commit import bundle_of
+from flowstate.engine.index import HistoricalIndex, RenderedIndex
+from flowstate.engine.prompt import messages as build_messages
+from flowstate.engine.step import AgentConfig, StepLogic, StepVerdict
+from flowstate.engine.tools import Tool
+from flowstate.errors import NotFoundError, UsageError
+from flowstate.llm.client import Completion, ModelClient
+from flowstate.models import ids
+from flowstate.models.active import ActiveState
+from flowstate.models.records import MAX_REQUEST_TEXT_CHARS, Outcome, Relation, Usage, utcnow
+from flowstate.models.step import StepOutput
+from flowstate.rules import Visibility
+from flowstate.store.repository import Repository
+
+__all__ = ["Agent", "AgentConfig", "RunResult"]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one request produced."""
+
+    request_id: str
+    answer: str
+    outcome: Outcome
+    steps: int
+    usage: Usage
+    calls: list[Usage]  # one per model call, in order
+    states_added: list[str]
+    revealed: list[str]  # past state ids opened during the request
+    rejections: int  # how many rule violations or parse failures the model was told about
+    error: str | None = None  # why the request failed, when it did
+    prompts: list[list[dict[str, str]]] = field(default_factory=list, repr=False)
+
+
+class Agent:
+    """Runs requests against one namespace's memory with one model and a set of tools."""
+
+    def __init__(
+        self,
+        repo: Repository,
+        model: ModelClient,
+        tools: Iterable[Tool] = (),
+        config: AgentConfig | None = None,
+        index: HistoricalIndex | None = None,
+        approve: Callable[..., bool] | None = None,
+    ) -> None:
+        self.repo = repo
+        self.model = model
+        self.config = config or AgentConfig()
+        self.logic = StepLogic(list(tools), self.config, approve)
+        self.index = index or HistoricalIndex(
+            repo.index(), self.config.index_budget_tokens, getattr(model, "model", None)
+        )
+        self._last_seq = max((r.seq for r in self.index.requests), default=0)
+
+    # -- public ----------------------------------------------------------------------------
+
+    def run(self, text: str) -> RunResult:
+        """Run one request to its end and commit what it created."""
+        active = self._begin(text)
+        return self._drive(active)
+
+    async def arun(self, text: str) -> RunResult:
+        """`run` for asyncio: the model call is awaited; database calls run in a thread."""
+        active = await asyncio.to_thread(self._begin, text)
+        prompts: list[list[dict[str, str]]] = []
+        while True:
+            rendered, msgs = self._prompt(active)
+            prompts.append(msgs)
+            completion = await self.model.acomplete(msgs, StepOutput)
+            verdict = self.logic.absorb(active, completion, self._visibility(active, rendered))
+            if verdict.done:
+                return await asyncio.to_thread(self._finish, active, verdict, prompts)
+            await asyncio.to_thread(self._after_step, active)
+
+    def pending(self) -> str | None:
+        """The id of an interrupted request of this namespace, if there is one."""
+        draft = self.repo.load_draft()
+        return draft[0] if draft else None
+
+    def resume(self) -> RunResult:
+        """Continue an interrupted request from its last saved step."""
+        draft = self.repo.load_draft()
+        if draft is None:
+            raise UsageError(f"no interrupted request in namespace {self.repo.namespace!r}")
+        return self._drive(ActiveState.model_validate_json(draft[1]))
+
+    def discard(self) -> str | None:
+        """Drop an interrupted request; nothing of it was committed. Returns its id."""
+        draft = self.repo.load_draft()
+        if draft is None:
+            return None
+        self.repo.discard_draft(draft[0])
+        return draft[0]
+
+    # -- driver ----------------------------------------------------------------------------
+
+    def _begin(self, text: str) -> ActiveState:
+        if not text.strip():
+            raise UsageError("the request text is empty")
+        if len(text) > MAX_REQUEST_TEXT_CHARS:
+            raise UsageError(
+                f"the request has {len(text)} characters; at most {MAX_REQUEST_TEXT_CHARS}"
+            )
+        interrupted = self.pending()
+        if interrupted:
+            raise UsageError(
+                f"request {interrupted} of namespace {self.repo.namespace!r} was interrupted; "
+                "resume() or discard() it first"
+            )
+        self._refresh_index()
+        seq = self.repo.next_request_seq()
+        active = ActiveState(
+            namespace=self.repo.namespace, request_id=ids.request_id(seq), seq=seq, text=text
+        )
+        self.repo.save_draft(active.request_id, active.model_dump_json())
+        return active
+
+    def _drive(self, active: ActiveState) -> RunResult:
+        prompts: list[list[dict[str, str]]] = []
+        while True:
+            rendered, msgs = self._prompt(active)
+            prompts.append(msgs)
+            completion: Completion[StepOutput] = self.model.complete(msgs, StepOutput)
+            verdict = self.logic.absorb(active, completion, self._visibility(active, rendered))
+            if verdict.done:
+                return self._finish(active, verdict, prompts)
+            self._after_step(active)
+
+    def _prompt(self, active: ActiveState) -> tuple[RenderedIndex, list[dict[str, str]]]:
+        rendered = self.index.render()
+        msgs = build_messages(
+            active,
+            rendered,
+            self.logic.tools.values(),
+            self.config.limits,
+            self.config.max_steps,
+            self.config.recent_observations,
+        )
+        return rendered, msgs
+
+    def _visibility(self, active: ActiveState, rendered: RenderedIndex) -> Visibility:
+        return self.logic.visibility(active, rendered)
+
+    def _after_step(self, active: ActiveState) -> None:
+        """Open what the model asked for (visible from the next call), then save the draft."""
+        self._reveal(active)
+        self.repo.save_draft(active.request_id, active.model_dump_json())
+
+    def _reveal(self, active: ActiveState) -> None:
+        asked, active.pending_access = active.pending_access, []
+        states = [i for i in asked if ids.is_state_id(i)]
+        requests = [i for i in asked if ids.is_request_id(i)]
+        observations = [i for i in asked if ids.is_observation_id(i)]
+        try:
+            for rev in self.repo.reveal(states) if states else []:
+                active.revealed[rev.state.id] = rev
+            for rid in requests:
+                active.opened_requests[rid] = self.repo.request_states(rid)
+            for obs in self.repo.expand(observations) if observations else []:
+                active.opened_observations[obs.id] = obs  # type: ignore[assignment]
+        except NotFoundError as e:
+            # Forgotten since the index was rendered: tell the model instead of failing.
+            active.rejections.append(f"access: {e}")
+
+    def _finish(
+        self, active: ActiveState, verdict: StepVerdict, prompts: list[list[dict[str, str]]]
+    ) -> RunResult:
+        bundle = bundle_of(active, verdict.outcome, verdict.answer, verdict.summary, utcnow())
+        self.repo.commit(bundle)  # one transaction; it also deletes the draft
+        self._refresh_index(bundle.relations)
+        return RunResult(
+            request_id=active.request_id,
+            answer=verdict.answer,
+            outcome=verdict.outcome,
+            steps=active.step,
+            usage=active.usage,
+            calls=list(active.calls),
+            states_added=[s.id for s in bundle.states],
+            revealed=list(active.revealed),
+            rejections=active.rejected_total,
+            error=verdict.error,
+            prompts=prompts,
+        )
+
+    def _refresh_index(self, relations: Iterable[Relation] = ()) -> None:
+        """Append requests committed since the last look (ours or another process's)."""
+        new = self.repo.index(from_seq=self._last_seq + 1)
+        rels = list(relations)
+        for entry in new:
+            self.index.apply_commit(entry, rels)
+            self._last_seq = max(self._last_seq, entry.seq)

@@ -1,0 +1,52 @@
+"""Turning a finished Active State into the bundle that one transaction commits."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from flowstate.models.active import ActiveState
+from flowstate.models.records import MAX_SUMMARY_CHARS, Outcome, Request, RequestBundle
+
+_DEFAULT_SUMMARY_CHARS = 120
+
+
+def default_summary(text: str) -> str:
+    """The request's first line, shortened: used when the model gives no summary."""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "(empty request)")
+    return (
+        first if len(first) <= _DEFAULT_SUMMARY_CHARS else first[: _DEFAULT_SUMMARY_CHARS - 1] + "…"
+    )
+
+
+def clean_summary(summary: str, text: str) -> str:
+    one_line = " ".join(summary.split())
+    if not one_line:
+        return default_summary(text)
+    return one_line[:MAX_SUMMARY_CHARS]
+
+
+def bundle_of(
+    active: ActiveState, outcome: Outcome, answer: str, summary: str, now: datetime
+) -> RequestBundle:
+    """States, relations and evidence of the request, plus only the observations they cite."""
+    cited = {e.observation for e in active.evidence}
+    request = Request(
+        namespace=active.namespace,
+        id=active.request_id,
+        seq=active.seq,
+        text=active.text,
+        summary=clean_summary(summary, active.text),
+        outcome=outcome,
+        answer=answer,
+        steps=active.step,
+        started_at=active.started_at,
+        finished_at=now,
+        usage=active.usage,
+    )
+    return RequestBundle(
+        request=request,
+        states=list(active.states.values()),
+        relations=active.relations,
+        observations=[o for oid, o in active.observations.items() if oid in cited],
+        evidence=active.evidence,
+    )

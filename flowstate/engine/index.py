@@ -1,0 +1,130 @@
+"""The Historical State Index as the model sees it, kept within a token budget.
+
+Per past request: its id and summary, then one line per state (id, category, summary).
+When the whole index would exceed the budget, the oldest requests collapse to a single line
+(id, summary, number of states); accessing a collapsed request id lists its states. Nothing is
+ever dropped silently: a collapsed request still shows, and says how to open it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from flowstate.models import ids
+from flowstate.models.records import Relation
+from flowstate.models.views import IndexRequest, IndexState
+from flowstate.models.vocab import RelationType
+from flowstate.tokens import count_tokens
+
+DEFAULT_BUDGET_TOKENS = 2_000
+
+
+@dataclass(frozen=True)
+class RenderedIndex:
+    text: str
+    tokens: int
+    budget: int
+    collapsed: frozenset[str]  # request ids shown as one line
+    state_ids: frozenset[str]  # state ids listed in full
+
+    @property
+    def within_budget(self) -> bool:
+        return self.tokens <= self.budget
+
+
+def state_line(state: IndexState) -> str:
+    line = f"  {state.id} [{state.category.value}] {state.summary}"
+    if state.superseded_by:
+        line += f"  (SUPERSEDED by {state.superseded_by})"
+    return line
+
+
+def _full_block(req: IndexRequest) -> str:
+    return "\n".join([f"{req.id}: {req.summary}", *(state_line(s) for s in req.states)])
+
+
+def _collapsed_block(req: IndexRequest) -> str:
+    n = len(req.states)
+    return f"{req.id}: {req.summary}  [{n} state{'s' * (n != 1)}; collapsed: access {req.id}]"
+
+
+class HistoricalIndex:
+    """The index of one namespace, updated incrementally as requests commit."""
+
+    def __init__(
+        self,
+        requests: Iterable[IndexRequest] = (),
+        budget_tokens: int = DEFAULT_BUDGET_TOKENS,
+        model: str | None = None,
+    ) -> None:
+        self.budget = budget_tokens
+        self.model = model
+        self._requests: dict[str, IndexRequest] = {}
+        self._cost: dict[str, tuple[int, int]] = {}  # id -> (full, collapsed) tokens
+        for req in requests:
+            self.add(req)
+
+    @property
+    def requests(self) -> list[IndexRequest]:
+        return list(self._requests.values())
+
+    def add(self, req: IndexRequest) -> None:
+        self._requests[req.id] = req
+        self._cost[req.id] = (
+            count_tokens(_full_block(req), self.model),
+            count_tokens(_collapsed_block(req), self.model),
+        )
+
+    def apply_commit(self, entry: IndexRequest, relations: Iterable[Relation]) -> None:
+        """Add a just-committed request and mark the states it superseded (no full rebuild)."""
+        for rel in relations:
+            if rel.type is RelationType.SUPERSEDES:
+                self._mark_superseded(rel.target, rel.source)
+        self.add(entry)
+
+    def states_of(self, request_id: str) -> list[IndexState]:
+        return self._requests[request_id].states
+
+    def __contains__(self, request_id: str) -> bool:
+        return request_id in self._requests
+
+    def _mark_superseded(self, state_id: str, by: str) -> None:
+        req = self._requests.get(ids.request_of(state_id))
+        if req is None:
+            return
+        states = [
+            s.model_copy(update={"superseded_by": by}) if s.id == state_id else s
+            for s in req.states
+        ]
+        self.add(req.model_copy(update={"states": states}))
+
+    def render(self) -> RenderedIndex:
+        order = list(self._requests.values())
+        collapsed: set[str] = set()
+        # Estimate from per-request costs (cheap), then confirm on the exact text.
+        estimate = sum(self._cost[r.id][0] for r in order) + len(order)
+        for req in order:
+            if estimate <= self.budget:
+                break
+            full, short = self._cost[req.id]
+            estimate -= full - short
+            collapsed.add(req.id)
+        text, tokens = self._text(order, collapsed)
+        for req in order:
+            if tokens <= self.budget:
+                break
+            if req.id not in collapsed:
+                collapsed.add(req.id)
+                text, tokens = self._text(order, collapsed)
+        listed = frozenset(s.id for r in order if r.id not in collapsed for s in r.states)
+        return RenderedIndex(text, tokens, self.budget, frozenset(collapsed), listed)
+
+    def _text(self, order: list[IndexRequest], collapsed: set[str]) -> tuple[str, int]:
+        if not order:
+            text = "(no past requests yet)"
+        else:
+            text = "\n".join(
+                _collapsed_block(r) if r.id in collapsed else _full_block(r) for r in order
+            )
+        return text, count_tokens(text, self.model)

@@ -1,0 +1,235 @@
+"""One step's logic, without I/O of its own: absorb the model's output into the Active State.
+
+Order matters and is fixed: the delta is checked and applied atomically, the access request is
+checked (the states it opens are fetched by the driver after the step), then the action runs.
+A final answer is held back while the same step's delta is rejected, so nothing the model meant
+to record is lost.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowstate.engine.index import RenderedIndex
+from flowstate.engine.tools import Tool, as_tools
+from flowstate.llm.client import Completion
+from flowstate.models import ids
+from flowstate.models.active import ActiveState, StepRecord
+from flowstate.models.records import Observation, Outcome, utcnow
+from flowstate.models.step import FinalAnswer, StepOutput, ToolCall
+from flowstate.rules import Limits, Visibility, apply_delta, check_access, check_delta
+
+
+class AgentConfig(BaseModel):
+    """How one agent runs; every field has a safe default."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_steps: int = Field(12, ge=1, le=200)
+    max_malformed: int = Field(3, ge=1, description="unusable outputs in a row before failing")
+    index_budget_tokens: int = Field(2_000, ge=50)
+    recent_observations: int = Field(3, ge=0)
+    limits: Limits = Limits()
+
+
+@dataclass(frozen=True)
+class Approval:
+    """What an approval callback is asked about before a consequential tool runs."""
+
+    request_id: str
+    tool: str
+    arguments: dict
+    cites: list[str]
+
+
+@dataclass(frozen=True)
+class StepVerdict:
+    done: bool
+    outcome: Outcome = Outcome.ANSWERED
+    answer: str = ""
+    summary: str = ""
+    error: str | None = None
+
+
+CONTINUE = StepVerdict(done=False)
+
+
+class StepLogic:
+    def __init__(
+        self,
+        tools: list[Tool | Callable],
+        config: AgentConfig,
+        approve: Callable[[Approval], bool] | None = None,
+    ) -> None:
+        self.tools = as_tools(tools)
+        self.config = config
+        self.approve = approve
+
+    def visibility(self, active: ActiveState, index: RenderedIndex) -> Visibility:
+        opened = {s.id for states in active.opened_requests.values() for s in states}
+        return Visibility(
+            request_id=active.request_id,
+            own_keys=frozenset(active.states),
+            index_states=index.state_ids,
+            collapsed_requests=index.collapsed,
+            opened_states=frozenset(opened),
+            revealed=frozenset(active.revealed),
+            relation_ends=frozenset(active.relation_ends()),
+            observations=frozenset(active.observations),
+            opened_observations=frozenset(active.opened_observations),
+        )
+
+    def absorb(
+        self, active: ActiveState, completion: Completion[StepOutput], vis: Visibility
+    ) -> StepVerdict:
+        active.step += 1
+        active.calls.append(completion.usage)
+        told: list[str] = []
+        try:
+            verdict = self._absorb(active, completion, vis, told)
+        finally:
+            active.rejections = told
+            active.rejected_total += len(told)
+        if not verdict.done and active.step >= self.config.max_steps:
+            return StepVerdict(
+                True,
+                Outcome.STEP_LIMIT,
+                "",
+                "",
+                f"no final answer within {self.config.max_steps} steps",
+            )
+        return verdict
+
+    def _absorb(
+        self,
+        active: ActiveState,
+        completion: Completion[StepOutput],
+        vis: Visibility,
+        told: list[str],
+    ) -> StepVerdict:
+        out = completion.value
+        if out is None:
+            active.malformed_in_a_row += 1
+            told.append(
+                f"your output could not be used ({completion.error}); reply with one "
+                "JSON object that follows the schema"
+            )
+            if active.malformed_in_a_row >= self.config.max_malformed:
+                return StepVerdict(
+                    True,
+                    Outcome.FAILED,
+                    "",
+                    "",
+                    f"the model returned unusable output {active.malformed_in_a_row} times in a "
+                    f"row; last problem: {completion.error}",
+                )
+            return CONTINUE
+        active.malformed_in_a_row = 0
+        delta_ok = self._delta(active, out, vis, told)
+        self._access(active, out, vis, told)
+        action = out.action
+        if isinstance(action, ToolCall):
+            self._tool(active, action, told)
+        elif isinstance(action, FinalAnswer):
+            if delta_ok:
+                return StepVerdict(True, Outcome.ANSWERED, action.answer, action.summary)
+            told.append(
+                "final answer held back because the delta of the same step was "
+                "rejected; fix the delta and answer again"
+            )
+        else:
+            active.log.append(StepRecord(step=active.step, action="no action (deferred)"))
+        return CONTINUE
+
+    def _delta(
+        self, active: ActiveState, out: StepOutput, vis: Visibility, told: list[str]
+    ) -> bool:
+        if not out.delta:
+            return True
+        violations = check_delta(out.delta, vis, self.config.limits, active.states)
+        if violations:
+            told.extend(f"delta rejected, nothing applied: {v}" for v in violations)
+            return False
+        applied = apply_delta(
+            out.delta,
+            vis,
+            active.namespace,
+            active.states,
+            active.relations,
+            active.evidence,
+            utcnow(),
+        )
+        active.states, active.relations, active.evidence = (
+            applied.states,
+            applied.relations,
+            applied.evidence,
+        )
+        return True
+
+    def _access(
+        self, active: ActiveState, out: StepOutput, vis: Visibility, told: list[str]
+    ) -> None:
+        if not out.access:
+            return
+        decision = check_access(out.access, vis, self.config.limits)
+        told.extend(str(v) for v in decision.violations)
+        active.pending_access = decision.states + decision.requests + decision.observations
+
+    def _tool(self, active: ActiveState, call: ToolCall, told: list[str]) -> None:
+        tool = self.tools.get(call.name)
+        described = f"{call.name}({_canonical(call.arguments)})"
+        if tool is None:
+            told.append(f"unknown tool {call.name!r}; tools: {', '.join(self.tools) or 'none'}")
+            return
+        if tool.consequential:
+            refusal = self._guard(active, call)
+            if refusal:
+                told.append(refusal)
+                active.log.append(
+                    StepRecord(
+                        step=active.step, action=f"{described} REFUSED: {refusal}", cites=call.cites
+                    )
+                )
+                return
+        result = tool.call(call.arguments)
+        oid = ids.observation_id(active.request_id, len(active.observations) + 1)
+        active.observations[oid] = Observation(
+            namespace=active.namespace,
+            id=oid,
+            request_id=active.request_id,
+            step=active.step,
+            tool=call.name,
+            arguments=_canonical(call.arguments),
+            output=result.output,
+            is_error=result.is_error,
+        )
+        active.log.append(
+            StepRecord(step=active.step, action=described, observation=oid, cites=call.cites)
+        )
+
+    def _guard(self, active: ActiveState, call: ToolCall) -> str | None:
+        """Why a consequential call may not run, or None when it may."""
+        own = {s.id for s in active.states.values()}
+        known = own | set(active.revealed)
+        if not call.cites:
+            return (
+                f"{call.name} is consequential: cite the states it relies on in "
+                "action.cites (state ids of this request or revealed ones)"
+            )
+        unknown = [c for c in call.cites if c not in known]
+        if unknown:
+            return f"{call.name}: cited ids are not in the Active State: {', '.join(unknown)}"
+        if self.approve is None:
+            return f"{call.name} is consequential and no approver is configured: denied"
+        asked = Approval(active.request_id, call.name, dict(call.arguments), list(call.cites))
+        if not self.approve(asked):
+            return f"{call.name} was denied by the approver"
+        return None
+
+
+def _canonical(arguments: dict) -> str:
+    return json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str)

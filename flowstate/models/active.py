@@ -1,0 +1,59 @@
+"""The Active State: the session-scoped subgraph the model works in during one request.
+
+It is pure data and serialises to JSON, so the engine can keep it in Neo4j as a draft after
+every step and a crashed process can resume or discard the request.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowstate.models.records import Evidence, Observation, Relation, StateNode, Usage, utcnow
+from flowstate.models.views import IndexState, RevealedState
+
+
+class StepRecord(BaseModel):
+    """One executed action, as the Active State remembers it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    step: int
+    action: str  # e.g. `search_hotels({"city": "Lisbon"})` or `final answer`
+    observation: str | None = None  # the observation id it produced
+    cites: list[str] = []
+
+
+class ActiveState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    namespace: str
+    request_id: str
+    seq: int
+    text: str
+    started_at: datetime = Field(default_factory=utcnow)
+    step: int = 0
+    # Made in this request (only these can be updated or removed):
+    states: dict[str, StateNode] = {}  # by key
+    relations: list[Relation] = []
+    evidence: list[Evidence] = []
+    observations: dict[str, Observation] = {}  # by id
+    # Revealed on demand from past requests:
+    revealed: dict[str, RevealedState] = {}  # by state id
+    opened_requests: dict[str, list[IndexState]] = {}  # collapsed index entries listed
+    opened_observations: dict[str, Observation] = {}  # past observations at relation ends
+    pending_access: list[str] = []  # accepted this step, fetched before the next call
+    # Feedback and bookkeeping:
+    rejections: list[str] = []  # told to the model at the next step
+    rejected_total: int = 0  # every rejection told during the request
+    log: list[StepRecord] = []
+    calls: list[Usage] = []
+    malformed_in_a_row: int = 0
+
+    @property
+    def usage(self) -> Usage:
+        return sum(self.calls, Usage())
+
+    def relation_ends(self) -> set[str]:
+        return {r.other for rs in self.revealed.values() for r in rs.relations}

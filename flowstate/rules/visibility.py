@@ -1,0 +1,28 @@
+"""What the model can see right now: the input both rule sets check against."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """Ids visible to the model at this step, built by the engine from its Active State."""
+
+    request_id: str
+    own_keys: frozenset[str]  # states created in this request, by key
+    index_states: frozenset[str]  # past state ids listed in the (non-collapsed) index
+    collapsed_requests: frozenset[str]  # past request ids shown as one line
+    opened_states: frozenset[str] = frozenset()  # listed by opening a collapsed request
+    revealed: frozenset[str] = frozenset()  # past states whose content is open
+    relation_ends: frozenset[str] = frozenset()  # ids shown as far ends of revealed relations
+    observations: frozenset[str] = frozenset()  # this request's observation ids
+    opened_observations: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def past_states(self) -> frozenset[str]:
+        """Past state ids the model may name: indexed, opened, revealed, or a relation end."""
+        return self.index_states | self.opened_states | self.revealed | self.relation_ends
+
+    def own_id(self, key: str) -> str:
+        return f"{self.request_id}.{key}"

@@ -1,0 +1,20 @@
+"""Models behind a small protocol. The only package that imports litellm, and only lazily:
+importing litellm takes seconds, so it happens on the first call (see `_litellm.py`, which also
+sets LITELLM_LOCAL_MODEL_COST_MAP so litellm does not fetch its cost map from the network).
+"""
+
+from flowstate.llm.client import Completion, LiteLLMClient, ModelClient
+from flowstate.llm.parsing import ParseResult, parse_step
+from flowstate.llm.scripted import PROVIDER, ScriptedCall, ScriptedFailure, ScriptedModel
+
+__all__ = [
+    "PROVIDER",
+    "Completion",
+    "LiteLLMClient",
+    "ModelClient",
+    "ParseResult",
+    "ScriptedCall",
+    "ScriptedFailure",
+    "ScriptedModel",
+    "parse_step",
+]

@@ -1,0 +1,56 @@
+"""The litellm custom provider behind `flowstate-scripted/<name>` models.
+
+Imported lazily (it imports litellm). litellm strips the provider prefix, so the handler
+receives the script's name as `model`.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from flowstate.llm._litellm import litellm
+from flowstate.llm.scripted import PROVIDER, ScriptError, lookup
+from flowstate.tokens import count_messages, count_tokens
+
+# Through the module object, never `from litellm import ...`: import sorting would hoist that
+# above flowstate.llm._litellm, which has to set the environment first.
+CustomLLMError = litellm.llms.custom_llm.CustomLLMError
+
+_install_lock = threading.Lock()
+
+
+class ScriptedProvider(litellm.CustomLLM):
+    """Answers from the registry of scripted models, with tiktoken-counted usage."""
+
+    def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
+        optional = kwargs.get("optional_params") or {}
+        try:
+            script = lookup(model)
+            text = script.answer(messages, optional.get("response_format"))
+        except ScriptError as e:
+            # CustomLLMError carries the status litellm maps to its exception classes
+            # (429 -> RateLimitError, 503 -> ServiceUnavailableError, 400 -> BadRequestError).
+            raise CustomLLMError(status_code=e.status, message=str(e)) from e
+        response = kwargs["model_response"]
+        response.choices[0].message.content = text
+        response.choices[0].finish_reason = "stop"
+        response.model = f"{PROVIDER}/{model}"
+        prompt, completion = count_messages(messages), count_tokens(text)
+        response.usage = litellm.Usage(
+            prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
+        )
+        return response
+
+    async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
+        return self.completion(model, messages, *args, **kwargs)
+
+
+_provider = ScriptedProvider()
+
+
+def install() -> None:
+    """Add the provider to `litellm.custom_provider_map` unless an entry for it is there."""
+    with _install_lock:
+        if not any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
+            litellm.custom_provider_map.append({"provider": PROVIDER, "custom_handler": _provider})

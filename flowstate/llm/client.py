@@ -1,0 +1,241 @@
+"""The model behind a small protocol, and its litellm implementation.
+
+>>> client = LiteLLMClient("gpt-4o-mini", temperature=0)          # doctest: +SKIP
+>>> done = client.complete([{"role": "user", "content": "..."}], StepOutput)  # doctest: +SKIP
+>>> done.value, done.error, done.usage                             # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel
+
+from flowstate.errors import ModelError
+from flowstate.llm.parsing import parse_step
+from flowstate.models.records import Usage
+from flowstate.tokens import count_messages, count_tokens
+
+T = TypeVar("T", bound=BaseModel)
+
+Message = dict[str, Any]
+
+DEFAULT_RETRIES = 2
+DEFAULT_BACKOFF_S = 0.5
+MAX_BACKOFF_S = 8.0
+_RETRY_STATUS = {408, 409, 429}
+
+
+@dataclass(frozen=True)
+class Completion(Generic[T]):
+    """One model reply: the raw text, the parsed object (or why not), and what it cost."""
+
+    text: str
+    value: T | None
+    usage: Usage
+    error: str | None = None
+    finish_reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+
+@runtime_checkable
+class ModelClient(Protocol):
+    """What the engine needs from a model. Failures raise `ModelError`; a reply that does not
+    parse is not a failure: it comes back with `value=None` and `error` for the model to read."""
+
+    model: str
+
+    def complete(self, messages: list[Message], schema: type[T]) -> Completion[T]: ...
+
+    async def acomplete(self, messages: list[Message], schema: type[T]) -> Completion[T]: ...
+
+
+class LiteLLMClient:
+    """A `ModelClient` over `litellm.completion`; any litellm model string works.
+
+    `structured=None` asks litellm whether the model takes a JSON schema as `response_format`;
+    when it does not, the schema is put into the system message instead. Transient provider
+    errors (rate limits, timeouts, 5xx) are retried `retries` times with exponential backoff.
+    Other keyword arguments go to litellm unchanged (`temperature`, `api_base`, ...).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        structured: bool | None = None,
+        retries: int = DEFAULT_RETRIES,
+        retry_backoff_s: float = DEFAULT_BACKOFF_S,
+        **litellm_kwargs: Any,
+    ) -> None:
+        if not model:
+            raise ValueError("model must be a litellm model string, e.g. 'gpt-4o-mini'")
+        self.model = model
+        self.retries = max(0, retries)
+        self.retry_backoff_s = max(0.0, retry_backoff_s)
+        self.litellm_kwargs = litellm_kwargs
+        self._structured = structured
+
+    def __repr__(self) -> str:
+        return f"LiteLLMClient({self.model!r})"
+
+    @property
+    def structured(self) -> bool:
+        """Whether the schema is sent as `response_format` (decided once, on first use)."""
+        if self._structured is None:
+            self._structured = supports_response_schema(self.model)
+        return self._structured
+
+    def complete(self, messages: list[Message], schema: type[T]) -> Completion[T]:
+        from flowstate.llm._litellm import litellm
+
+        sent, kwargs = self._request(messages, schema)
+        for attempt in range(self.retries + 1):
+            try:
+                response = litellm.completion(model=self.model, messages=sent, **kwargs)
+                break
+            except Exception as e:
+                if not self._retry(e, attempt):
+                    raise self._failure(e, attempt + 1) from e
+                time.sleep(self._delay(attempt))
+        return self._completion(response, sent, schema)
+
+    async def acomplete(self, messages: list[Message], schema: type[T]) -> Completion[T]:
+        from flowstate.llm._litellm import litellm
+
+        sent, kwargs = self._request(messages, schema)
+        for attempt in range(self.retries + 1):
+            try:
+                response = await litellm.acompletion(model=self.model, messages=sent, **kwargs)
+                break
+            except Exception as e:
+                if not self._retry(e, attempt):
+                    raise self._failure(e, attempt + 1) from e
+                await asyncio.sleep(self._delay(attempt))
+        return self._completion(response, sent, schema)
+
+    # --- steps shared by the sync and async paths -----------------------------------------
+
+    def _request(
+        self, messages: list[Message], schema: type[BaseModel]
+    ) -> tuple[list[Message], dict[str, Any]]:
+        kwargs: dict[str, Any] = {}
+        if self.structured:
+            kwargs["response_format"] = response_format(schema)
+            sent = list(messages)
+        else:
+            sent = with_json_instruction(messages, schema)
+        return sent, {**kwargs, **self.litellm_kwargs}
+
+    def _retry(self, error: Exception, attempt: int) -> bool:
+        return attempt < self.retries and is_transient(error)
+
+    def _delay(self, attempt: int) -> float:
+        return min(MAX_BACKOFF_S, self.retry_backoff_s * 2**attempt)
+
+    def _failure(self, error: Exception, attempts: int) -> ModelError:
+        detail = f"{type(error).__name__}: {_detail(error)}"
+        if is_transient(error):
+            tries = "attempt" if attempts == 1 else "attempts"
+            return ModelError(f"model {self.model!r} failed after {attempts} {tries}: {detail}")
+        return ModelError(f"model {self.model!r} refused the call: {detail}")
+
+    def _completion(self, response: Any, sent: list[Message], schema: type[T]) -> Completion[T]:
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        finish = getattr(choice, "finish_reason", None)
+        usage = self._usage(response, sent, text)
+        parsed = parse_step(text, schema)
+        error = parsed.error
+        if error is not None and finish == "length":
+            error = f"{error} (the reply was cut off at the output token limit; be shorter)"
+        return Completion(text, parsed.value, usage, error, finish)
+
+    def _usage(self, response: Any, sent: list[Message], text: str) -> Usage:
+        given = getattr(response, "usage", None)
+        prompt = getattr(given, "prompt_tokens", 0) or 0
+        completion = getattr(given, "completion_tokens", 0) or 0
+        if prompt <= 0:  # the provider did not say: estimate as tiktoken would
+            prompt = count_messages(sent, self.model)
+            completion = completion or count_tokens(text, self.model)
+        return Usage(prompt_tokens=prompt, completion_tokens=completion, calls=1)
+
+
+def supports_response_schema(model: str) -> bool:
+    """litellm's view of whether `model` accepts a JSON schema; False when it does not know."""
+    from flowstate.llm._litellm import litellm
+
+    try:
+        return bool(litellm.supports_response_schema(model=model))
+    except Exception:
+        return False
+
+
+def response_format(schema: type[BaseModel]) -> dict[str, Any]:
+    # strict=False: OpenAI's strict mode forbids defaults and open dicts, which StepOutput has.
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": schema.__name__,
+            "schema": schema.model_json_schema(),
+            "strict": False,
+        },
+    }
+
+
+def json_instruction(schema: type[BaseModel]) -> str:
+    schema_text = json.dumps(schema.model_json_schema(), separators=(",", ":"))
+    return (
+        "Reply with exactly one JSON object and nothing else (no prose, no code fence). "
+        f"It must follow this JSON schema:\n{schema_text}"
+    )
+
+
+def with_json_instruction(messages: list[Message], schema: type[BaseModel]) -> list[Message]:
+    """A copy of `messages` whose system message also asks for JSON following `schema`."""
+    instruction = json_instruction(schema)
+    if (
+        messages
+        and messages[0].get("role") == "system"
+        and isinstance(messages[0].get("content"), str)
+    ):
+        first = {**messages[0], "content": f"{messages[0]['content']}\n\n{instruction}"}
+        return [first, *messages[1:]]
+    return [{"role": "system", "content": instruction}, *messages]
+
+
+def is_transient(error: Exception) -> bool:
+    """Worth retrying: rate limits, timeouts, connection failures, server errors."""
+    from flowstate.llm._litellm import litellm
+
+    transient = (
+        litellm.RateLimitError,
+        litellm.Timeout,
+        litellm.APIConnectionError,
+        litellm.ServiceUnavailableError,
+        litellm.InternalServerError,
+        litellm.BadGatewayError,
+    )
+    if isinstance(error, transient):
+        return True
+    status = getattr(error, "status_code", None)
+    return isinstance(status, int) and (status in _RETRY_STATUS or status >= 500)
+
+
+# litellm prefixes messages with `litellm.RateLimitError: OpenAIException - `; the class name
+# is reported separately, so the prefixes are noise.
+_LITELLM_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|[\w-]+Exception - )+")
+
+
+def _detail(error: Exception, limit: int = 500) -> str:
+    text = str(getattr(error, "message", None) or error)
+    text = _LITELLM_PREFIX.sub("", text).strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,220 @@
+"""Tolerant parsing of a model's reply into a pydantic object. Pure: no litellm, no I/O.
+
+Models wrap JSON in code fences or prose; this finds the object, validates it, and otherwise
+describes what is wrong in a line the model can act on. The engine sends that line back.
+
+>>> from flowstate.models import StepOutput
+>>> parse_step('Sure! ```json\\n{"action": {"type": "final", "answer": "4"}}\\n```', StepOutput).ok
+True
+>>> parse_step('{"action": {"type": "done"}}', StepOutput).error
+"action.type: must be 'tool' or 'final', got 'done'"
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+T = TypeVar("T", bound=BaseModel)
+
+MAX_REPORTED_ERRORS = 5
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n?(.*?)```", re.DOTALL)
+_SNIPPET = 24
+MAX_CANDIDATES = 16
+
+
+@dataclass(frozen=True)
+class ParseResult(Generic[T]):
+    """Either `value` (the validated object) or `error` (why not, for the model to read)."""
+
+    value: T | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+
+class _NotJSON(ValueError):
+    pass
+
+
+def parse_step(text: str, schema: type[T]) -> ParseResult[T]:
+    """Find the JSON object in `text` and validate it against `schema`."""
+    try:
+        data = extract_json(text)
+    except _NotJSON as e:
+        return ParseResult(error=str(e))
+    try:
+        return ParseResult(value=schema.model_validate(data))
+    except ValidationError as e:
+        return ParseResult(error=describe_validation_error(e, data))
+
+
+def extract_json(text: str) -> Any:
+    """The JSON object in `text`: a fenced block, else the first balanced {...} that parses.
+
+    Raises a ValueError whose message says where the JSON broke, counted in `text`.
+    """
+    if not text or not text.strip():
+        raise _NotJSON("empty reply: expected one JSON object")
+    fenced = _fenced(text)
+    candidates = [fenced] if fenced is not None else _candidates(text)
+    first_error: _NotJSON | None = None
+    for start, body in candidates:
+        try:
+            return _load_object(text, start, body)
+        except _NotJSON as e:
+            first_error = first_error or e
+    raise first_error or _NotJSON("no JSON object found: reply with one JSON object")
+
+
+def _load_object(text: str, start: int, body: str) -> dict[str, Any]:
+    try:
+        # strict=False: models often put raw newlines inside strings
+        value = json.loads(body, strict=False)
+    except json.JSONDecodeError as e:
+        if not _closes(body):
+            msg = f"not valid JSON: the object starting at char {start} is never closed"
+            raise _NotJSON(msg) from None
+        pos = start + e.pos
+        near = text[max(0, pos - _SNIPPET // 2) : pos + _SNIPPET // 2]
+        raise _NotJSON(f"not valid JSON at char {pos}: {e.msg.lower()} near {near!r}") from None
+    if not isinstance(value, dict):  # cannot happen for a balanced {...}; keeps the type honest
+        raise _NotJSON("expected a JSON object")
+    return value
+
+
+def _candidates(text: str) -> list[tuple[int, str]]:
+    """Top-level balanced {...} spans, in order (a later one is tried when an earlier one,
+    say `{placeholder}` in prose, is not JSON)."""
+    found: list[tuple[int, str]] = []
+    start = text.find("{")
+    while start >= 0 and len(found) < MAX_CANDIDATES:
+        body = _balanced(text, start)
+        found.append((start, body))
+        start = text.find("{", start + len(body))
+    return found
+
+
+def _fenced(text: str) -> tuple[int, str] | None:
+    """The object in the first JSON (or unlabelled) fenced block, as (offset in text, body)."""
+    for match in _FENCE.finditer(text):
+        lang, body = match.group(1).lower(), match.group(2)
+        brace = body.find("{")
+        if lang in ("", "json", "json5", "jsonc") and brace >= 0:
+            # balance over the whole text: a ``` inside a JSON string must not cut the object
+            start = match.start(2) + brace
+            return start, _balanced(text, start)
+    return None
+
+
+def _closes(body: str) -> bool:
+    return _closing_brace(body, 0) is not None
+
+
+def _balanced(text: str, start: int) -> str:
+    """text[start:] up to the brace that closes text[start]; to the end when it never closes."""
+    end = _closing_brace(text, start)
+    return text[start:] if end is None else text[start : end + 1]
+
+
+def _closing_brace(text: str, start: int) -> int | None:
+    """Index of the brace that closes the one at text[start], skipping JSON strings."""
+    depth, in_string, escaped = 0, False, False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
+def describe_validation_error(error: ValidationError, data: Any) -> str:
+    """One line per problem, `path: what is wrong`, joined with '; '."""
+    lines: list[str] = []
+    for err in error.errors(include_url=False):
+        line = _describe(err, data)
+        if line not in lines:
+            lines.append(line)
+    shown = lines[:MAX_REPORTED_ERRORS]
+    if len(lines) > len(shown):
+        shown.append(f"and {len(lines) - len(shown)} more")
+    return "; ".join(shown)
+
+
+def _describe(err: Any, data: Any) -> str:
+    kind, ctx = err["type"], err.get("ctx") or {}
+    path = _path(err["loc"], data)
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        path = _join(path, str(ctx.get("discriminator", "")).strip("'"))
+        if kind == "union_tag_not_found":
+            return f"{path}: field required"
+        return f"{path}: must be {_one_of(ctx.get('expected_tags', ''))}, got {ctx.get('tag')!r}"
+    msg = _MESSAGES.get(kind) or _reword(err["msg"])
+    value = err.get("input")
+    if kind not in ("missing", "extra_forbidden") and _is_short_scalar(value):
+        msg = f"{msg}, got {value!r}"
+    return f"{path}: {msg}" if path else msg
+
+
+_MESSAGES = {"missing": "field required", "extra_forbidden": "unknown field"}
+
+
+def _reword(msg: str) -> str:
+    msg = re.sub(r"^Input should be\b", "must be", msg)
+    msg = re.sub(r"^Value error, ", "", msg)
+    return msg[:1].lower() + msg[1:]
+
+
+def _is_short_scalar(value: Any) -> bool:
+    return isinstance(value, str | int | float | bool) and len(repr(value)) <= 40
+
+
+def _one_of(tags: str) -> str:
+    # pydantic gives "'tool', 'final'"; models read "'tool' or 'final'" more easily
+    parts = [t.strip() for t in tags.split(",") if t.strip()]
+    if len(parts) <= 1:
+        return tags
+    return ", ".join(parts[:-1]) + " or " + parts[-1]
+
+
+def _path(loc: tuple[Any, ...], data: Any) -> str:
+    """Dotted path through the input: `delta[0].key`.
+
+    pydantic also puts union member names (`add`, `function-after[...]`) in `loc`; walking the
+    input alongside keeps only the steps the model actually wrote.
+    """
+    out = ""
+    node = data
+    for i, step in enumerate(loc):
+        last = i == len(loc) - 1
+        if isinstance(step, int) and isinstance(node, list) and 0 <= step < len(node):
+            out, node = f"{out}[{step}]", node[step]
+        elif isinstance(node, dict) and step in node:
+            out, node = _join(out, str(step)), node[step]
+        elif last and isinstance(step, str):
+            out, node = _join(out, step), None
+    return out
+
+
+def _join(path: str, name: str) -> str:
+    if not name:
+        return path
+    return f"{path}.{name}" if path else name

@@ -1,0 +1,188 @@
+"""Deterministic models for tests and demos, served through litellm like any other model.
+
+A script is registered under a name and answers to the litellm model string
+`flowstate-scripted/<name>`, so `LiteLLMClient` runs the real `litellm.completion` path.
+
+>>> from flowstate.models import FinalAnswer, StepOutput
+>>> final = StepOutput(action=FinalAnswer(type="final", answer="4"))
+>>> model = ScriptedModel.sequence("demo", [final])
+>>> model.client().complete([{"role": "user", "content": "2+2?"}], StepOutput).value.action.answer
+'4'
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from flowstate.llm.client import LiteLLMClient
+
+PROVIDER = "flowstate-scripted"
+
+Message = dict[str, Any]
+Output = str | dict[str, Any] | BaseModel
+
+
+@dataclass(frozen=True)
+class ScriptedFailure:
+    """A scripted output that makes the provider fail with an HTTP-like `status`.
+
+    429, 408 and 5xx are transient (the client retries); 4xx are not.
+    """
+
+    status: int = 503
+    message: str = "scripted provider failure"
+
+
+@dataclass(frozen=True)
+class ScriptedCall:
+    """What a scripted model was asked, and what it answered (None when it failed)."""
+
+    messages: list[Message]
+    response_format: dict[str, Any] | None
+    reply: str | None
+
+
+class ScriptError(Exception):
+    """A script cannot answer; `status` is how the provider reports it to litellm."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(eq=False)
+class ScriptedModel:
+    """A named script: a fixed `sequence` of outputs, or a `policy` of the prompt.
+
+    Create one with `ScriptedModel.sequence(...)` or `ScriptedModel.policy(...)`; either
+    registers it (replacing an older script of the same name) and installs the litellm
+    provider once.
+    """
+
+    name: str
+    _outputs: list[Output | ScriptedFailure] | None = None
+    _policy: Callable[[list[Message]], Output] | None = None
+    calls: list[ScriptedCall] = field(default_factory=list)
+    _next: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def sequence(cls, name: str, outputs: Sequence[Output | ScriptedFailure]) -> ScriptedModel:
+        """Answer with `outputs` in order, one per call; the call after the last one fails."""
+        for out in outputs:
+            if not isinstance(out, ScriptedFailure):
+                render(out)  # refuse a bad output now, not at the call that reaches it
+        return register(cls(_check_name(name), _outputs=list(outputs)))
+
+    @classmethod
+    def policy(cls, name: str, fn: Callable[[list[Message]], Output]) -> ScriptedModel:
+        """Answer every call with `fn(messages)`."""
+        return register(cls(_check_name(name), _policy=fn))
+
+    @property
+    def model(self) -> str:
+        """The litellm model string: `flowstate-scripted/<name>`."""
+        return f"{PROVIDER}/{self.name}"
+
+    @property
+    def remaining(self) -> int | None:
+        """Outputs a sequence has left; None for a policy."""
+        return None if self._outputs is None else len(self._outputs) - self._next
+
+    def client(self, **kwargs: Any) -> LiteLLMClient:
+        """A `LiteLLMClient` for this script."""
+        from flowstate.llm.client import LiteLLMClient
+
+        return LiteLLMClient(self.model, **kwargs)
+
+    def answer(self, messages: list[Message], response_format: dict[str, Any] | None) -> str:
+        """The next reply as text; raises ScriptError when the script cannot answer."""
+        messages = [dict(m) for m in messages]
+        try:
+            reply = self._reply(messages)
+        except ScriptError:
+            self.calls.append(ScriptedCall(messages, response_format, None))
+            raise
+        self.calls.append(ScriptedCall(messages, response_format, reply))
+        return reply
+
+    def _reply(self, messages: list[Message]) -> str:
+        if self._policy is not None:
+            try:
+                return render(self._policy(messages))
+            except Exception as e:
+                # a bug in the policy is not a provider hiccup: report it as non-retryable
+                raise ScriptError(
+                    400, f"policy of scripted model {self.name!r} raised {e!r}"
+                ) from e
+        assert self._outputs is not None
+        with self._lock:
+            if self._next >= len(self._outputs):
+                raise ScriptError(
+                    400,
+                    f"scripted model {self.name!r} is exhausted: all {len(self._outputs)} "
+                    f"outputs were used and call {self._next + 1} has nothing to return",
+                )
+            out = self._outputs[self._next]
+            self._next += 1
+        if isinstance(out, ScriptedFailure):
+            raise ScriptError(out.status, out.message)
+        return render(out)
+
+
+def render(output: Output) -> str:
+    """The text a model would send for `output`."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, BaseModel):
+        return output.model_dump_json(exclude_defaults=True, by_alias=True)
+    if isinstance(output, dict):
+        return json.dumps(output, ensure_ascii=False)
+    raise TypeError(f"a scripted output must be str, dict or a pydantic model, not {output!r}")
+
+
+# --- the registry: many named scripts at once --------------------------------------------
+
+_registry: dict[str, ScriptedModel] = {}
+_registry_lock = threading.Lock()
+
+
+def register(model: ScriptedModel) -> ScriptedModel:
+    with _registry_lock:
+        _registry[model.name] = model
+    install_provider()
+    return model
+
+
+def unregister(name: str) -> None:
+    with _registry_lock:
+        _registry.pop(name, None)
+
+
+def lookup(name: str) -> ScriptedModel:
+    with _registry_lock:
+        model = _registry.get(name)
+        known = ", ".join(sorted(_registry)) or "none"
+    if model is None:
+        raise ScriptError(404, f"no scripted model named {name!r} (registered: {known})")
+    return model
+
+
+def install_provider() -> None:
+    """Make litellm route `flowstate-scripted/...` to the registry. Safe to call repeatedly."""
+    from flowstate.llm._provider import install
+
+    install()
+
+
+def _check_name(name: str) -> str:
+    if not name or "/" in name or name != name.strip():
+        raise ValueError(f"a scripted model name must be non-empty, without '/': {name!r}")
+    return name

@@ -1,0 +1,186 @@
+"""Token counting and budgets.
+
+Counts are tiktoken estimates: exact for OpenAI models, close enough for budgeting elsewhere.
+
+>>> count_tokens("hello world")
+2
+>>> TokenBudget(total_tokens=1_000).check(Usage(prompt_tokens=900, completion_tokens=200))
+Traceback (most recent call last):
+...
+flowstate.errors.BudgetExceeded: Exceeded the total_tokens limit of 1000 (total_tokens=1100)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import tiktoken
+import tiktoken.model
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowstate.errors import BudgetExceeded, FlowStateRuntimeError
+from flowstate.models.records import Usage
+
+MODERN = "o200k_base"
+FALLBACK = "cl100k_base"
+_SUPPORTED = {MODERN, FALLBACK}
+
+# OpenAI's accounting for chat messages: every message is wrapped in a few special tokens,
+# a `name` costs one more, and the reply is primed with three.
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_NAME = 1
+REPLY_PRIMING = 3
+
+
+def _bundled_cache_dir() -> str | None:
+    # litellm ships the BPE files for cl100k_base and o200k_base; pointing tiktoken at them
+    # keeps counting offline. find_spec locates the package without importing it (slow).
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
+    return str(path) if path.is_dir() else None
+
+
+def encoding_name(model: str | None = None) -> str:
+    """The tiktoken encoding used for `model`, a litellm model name or None.
+
+    >>> encoding_name("openai/gpt-4o-mini"), encoding_name("gpt-4"), encoding_name("claude-x")
+    ('o200k_base', 'cl100k_base', 'o200k_base')
+    """
+    if not model:
+        return MODERN
+    return _encoding_name(model)
+
+
+@lru_cache(maxsize=256)
+def _encoding_name(model: str) -> str:
+    # litellm names carry provider prefixes (`azure/`, `openrouter/openai/`); tiktoken wants none.
+    bare = model.rsplit("/", 1)[-1]
+    try:
+        name = tiktoken.model.encoding_name_for_model(bare)
+    except KeyError:
+        return MODERN  # not an OpenAI model: assume a modern vocabulary
+    if name in _SUPPORTED:
+        return name
+    return MODERN if name.startswith("o200k") else FALLBACK
+
+
+@lru_cache(maxsize=8)
+def _encoding(name: str) -> tiktoken.Encoding:
+    cache_dir = _bundled_cache_dir()
+    if cache_dir is not None:
+        os.environ.setdefault("TIKTOKEN_CACHE_DIR", cache_dir)
+
+    try:
+        return tiktoken.get_encoding(name)
+    except Exception as e:
+        if name != FALLBACK:
+            return _encoding(FALLBACK)
+        raise FlowStateRuntimeError(
+            f"cannot load tiktoken encoding {name!r} (no cached BPE file and no network?): {e}"
+        ) from e
+
+
+def encoder(model: str | None = None) -> tiktoken.Encoding:
+    """The cached tiktoken encoder for `model`."""
+    return _encoding(encoding_name(model))
+
+
+def count_tokens(text: str, model: str | None = None) -> int:
+    """Tokens in `text`; special-token strings such as `<|endoftext|>` count as plain text."""
+    if not text:
+        return 0
+    return len(encoder(model).encode_ordinary(text))
+
+
+def count_messages(messages: Iterable[Mapping[str, Any]], model: str | None = None) -> int:
+    """Prompt tokens of a chat message list, with the usual per-message overhead.
+
+    >>> count_messages([{"role": "user", "content": "hello world"}])
+    9
+    """
+    total = REPLY_PRIMING
+    for message in messages:
+        total += TOKENS_PER_MESSAGE
+        for key, value in message.items():
+            total += count_tokens(_text_of(value), model)
+            if key == "name":
+                total += TOKENS_PER_NAME
+    return total
+
+
+def _text_of(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(p, Mapping) for p in value):
+        # content parts: count the text; other parts (images, audio) are not tokenised here
+        return "".join(str(p.get("text", "")) for p in value if p.get("type", "text") == "text")
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class TokenBudget(BaseModel):
+    """Limits on model usage; `None` means unlimited. Checks raise `BudgetExceeded`.
+
+    >>> budget = TokenBudget(prompt_tokens=4_000, calls=10)
+    >>> budget.check_before_call(Usage(calls=3), prompt_tokens=500)  # fine
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prompt_tokens: int | None = Field(None, ge=0)
+    completion_tokens: int | None = Field(None, ge=0)
+    total_tokens: int | None = Field(None, ge=0)
+    calls: int | None = Field(None, ge=0)
+
+    def has_limits(self) -> bool:
+        return any(v is not None for v in self.model_dump().values())
+
+    def check_before_call(self, usage: Usage, prompt_tokens: int = 0) -> None:
+        """Refuse a call that would go over the call limit or whose prompt alone would
+        overflow the prompt or total limit."""
+        if self.calls is not None and usage.calls + 1 > self.calls:
+            raise BudgetExceeded(
+                f"The next model call would exceed the calls limit of {self.calls} "
+                f"(calls={usage.calls})"
+            )
+        self._check("prompt_tokens", self.prompt_tokens, usage.prompt_tokens + prompt_tokens, True)
+        self._check("total_tokens", self.total_tokens, usage.total_tokens + prompt_tokens, True)
+
+    def check(self, usage: Usage) -> None:
+        """Raise when `usage` (so far) is over any limit."""
+        if self.calls is not None and usage.calls > self.calls:
+            raise BudgetExceeded(f"Exceeded the calls limit of {self.calls} (calls={usage.calls})")
+        self._check("prompt_tokens", self.prompt_tokens, usage.prompt_tokens)
+        self._check("completion_tokens", self.completion_tokens, usage.completion_tokens)
+        self._check("total_tokens", self.total_tokens, usage.total_tokens)
+
+    def remaining(self, usage: Usage) -> int | None:
+        """Tokens left under the tightest limit that applies to the next prompt, or None."""
+        left = [
+            limit - used
+            for limit, used in (
+                (self.prompt_tokens, usage.prompt_tokens),
+                (self.total_tokens, usage.total_tokens),
+            )
+            if limit is not None
+        ]
+        return max(0, min(left)) if left else None
+
+    @staticmethod
+    def _check(field: str, limit: int | None, value: int, before: bool = False) -> None:
+        if limit is None or value <= limit:
+            return
+        if before:
+            raise BudgetExceeded(
+                f"The next model call would exceed the {field} limit of {limit} ({field}={value})"
+            )
+        raise BudgetExceeded(f"Exceeded the {field} limit of {limit} ({field}={value})")

@@ -1,0 +1,358 @@
+"""LiteLLMClient driven by scripted models through the real litellm.completion path."""
+
+from __future__ import annotations
+
+import asyncio
+import doctest
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+import flowstate.llm.scripted
+from flowstate.errors import ModelError
+from flowstate.llm import (
+    PROVIDER,
+    Completion,
+    LiteLLMClient,
+    ModelClient,
+    ScriptedFailure,
+    ScriptedModel,
+)
+from flowstate.llm._litellm import litellm
+from flowstate.models import AddOp, Category, FinalAnswer, StepOutput, ToolCall
+from flowstate.tokens import count_messages, count_tokens
+
+ASK = [{"role": "user", "content": "Book me a hotel in Lisbon under 150 EUR."}]
+FINAL = {"action": {"type": "final", "answer": "Booked."}}
+
+
+@pytest.fixture
+def spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
+    """Every litellm.completion / acompletion call, with its arguments."""
+    seen: list[dict[str, Any]] = []
+    real, areal = litellm.completion, litellm.acompletion
+
+    def completion(**kwargs: Any) -> Any:
+        seen.append(kwargs)
+        return real(**kwargs)
+
+    async def acompletion(**kwargs: Any) -> Any:
+        seen.append(kwargs)
+        return await areal(**kwargs)
+
+    monkeypatch.setattr(litellm, "completion", completion)
+    monkeypatch.setattr(litellm, "acompletion", acompletion)
+    yield seen
+
+
+def test_sequence_through_litellm(spy: list[dict[str, Any]]) -> None:
+    step = StepOutput(
+        delta=[
+            AddOp(
+                op="add",
+                key="hotel_budget",
+                category=Category.CONSTRAINT,
+                summary="under 150 EUR a night",
+                content="User: under 150 EUR.",
+            )
+        ],
+        action=ToolCall(type="tool", name="search_hotels", arguments={"city": "Lisbon"}),
+    )
+    model = ScriptedModel.sequence("seq", [step, FINAL, "```json\n" + json.dumps(FINAL) + "\n```"])
+    client = model.client()
+    assert model.model == f"{PROVIDER}/seq" == client.model
+
+    first = client.complete(ASK, StepOutput)
+    assert first.value == step
+    assert first.error is None and first.finish_reason == "stop"
+    second = client.complete(ASK, StepOutput)
+    third = client.complete(ASK, StepOutput)
+    assert (
+        second.value
+        == third.value
+        == StepOutput(action=FinalAnswer(type="final", answer="Booked."))
+    )
+    assert model.remaining == 0
+
+    assert [call["model"] for call in spy] == ["flowstate-scripted/seq"] * 3
+    assert [call.reply for call in model.calls] == [first.text, second.text, third.text]
+
+
+def test_usage_is_counted_by_tiktoken() -> None:
+    model = ScriptedModel.sequence("usage", [FINAL])
+    done = model.client().complete(ASK, StepOutput)
+    (call,) = model.calls
+    assert done.usage.calls == 1
+    assert done.usage.prompt_tokens == count_messages(call.messages) > count_messages(ASK)
+    assert done.usage.completion_tokens == count_tokens(done.text) > 0
+
+
+def test_policy_is_a_function_of_the_prompt(spy: list[dict[str, Any]]) -> None:
+    def agent(messages: list[dict[str, Any]]) -> dict[str, Any] | StepOutput:
+        last = messages[-1]
+        if last["role"] == "tool":
+            return StepOutput(action=FinalAnswer(type="final", answer=f"found {last['content']}"))
+        return {"action": {"type": "tool", "name": "search", "arguments": {"q": last["content"]}}}
+
+    client = ScriptedModel.policy("agent", agent).client()
+    first = client.complete(ASK, StepOutput)
+    assert first.value is not None
+    assert first.value.action == ToolCall(
+        type="tool", name="search", arguments={"q": ASK[0]["content"]}
+    )
+    observed = [*ASK, {"role": "tool", "content": "Hotel Azul", "tool_call_id": "1"}]
+    second = client.complete(observed, StepOutput)
+    assert second.value is not None
+    assert second.value.action == FinalAnswer(type="final", answer="found Hotel Azul")
+    assert len(spy) == 2
+    assert second.usage.prompt_tokens > first.usage.prompt_tokens
+
+
+def test_unparseable_reply_is_returned_not_raised() -> None:
+    client = ScriptedModel.sequence("chatty", ["I booked it for you!"]).client()
+    done = client.complete(ASK, StepOutput)
+    assert done.value is None and not done.ok
+    assert done.error == "no JSON object found: reply with one JSON object"
+    assert done.text == "I booked it for you!"
+    assert done.usage.completion_tokens == count_tokens("I booked it for you!")
+
+
+def test_exhausted_script_is_a_clear_error_and_not_retried(spy: list[dict[str, Any]]) -> None:
+    client = ScriptedModel.sequence("short", [FINAL]).client(retry_backoff_s=0)
+    client.complete(ASK, StepOutput)
+    with pytest.raises(ModelError) as info:
+        client.complete(ASK, StepOutput)
+    assert str(info.value) == (
+        "model 'flowstate-scripted/short' refused the call: BadRequestError: scripted model "
+        "'short' is exhausted: all 1 outputs were used and call 2 has nothing to return"
+    )
+    assert len(spy) == 2
+
+
+def test_unknown_script_name() -> None:
+    ScriptedModel.sequence("known", [FINAL])
+    with pytest.raises(ModelError, match=r"no scripted model named 'ghost' \(registered: .*known"):
+        LiteLLMClient("flowstate-scripted/ghost", retry_backoff_s=0).complete(ASK, StepOutput)
+
+
+def test_many_named_scripts_and_idempotent_registration() -> None:
+    a = ScriptedModel.sequence("alpha", [{"action": {"type": "final", "answer": "a"}}])
+    b = ScriptedModel.policy("beta", lambda _: {"action": {"type": "final", "answer": "b"}})
+    again = ScriptedModel.sequence("alpha", [{"action": {"type": "final", "answer": "a2"}}])
+    flowstate.llm.scripted.install_provider()
+    entries = [e for e in litellm.custom_provider_map if e["provider"] == PROVIDER]
+    assert len(entries) == 1
+
+    def answer(model: ScriptedModel) -> str:
+        value = model.client().complete(ASK, StepOutput).value
+        assert value is not None and isinstance(value.action, FinalAnswer)
+        return value.action.answer
+
+    assert answer(b) == "b"
+    assert answer(again) == "a2"  # the newer script of that name replaced the older one
+    assert a.calls == []
+    assert answer(b) == "b"
+
+
+def test_provider_is_reinstalled_if_the_map_was_reset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(litellm, "custom_provider_map", [])
+    model = ScriptedModel.sequence("fresh", [FINAL])
+    assert [e["provider"] for e in litellm.custom_provider_map] == [PROVIDER]
+    assert model.client().complete(ASK, StepOutput).ok
+
+
+def test_bad_outputs_are_refused_up_front() -> None:
+    with pytest.raises(TypeError, match="must be str, dict or a pydantic model"):
+        ScriptedModel.sequence("bad", [FINAL, 42])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="without '/'"):
+        ScriptedModel.sequence("a/b", [FINAL])
+
+
+def test_policy_that_raises_is_reported_not_retried(spy: list[dict[str, Any]]) -> None:
+    def broken(messages: list[dict[str, Any]]) -> str:
+        raise ValueError("boom")
+
+    client = ScriptedModel.policy("broken", broken).client(retry_backoff_s=0)
+    with pytest.raises(ModelError) as info:
+        client.complete(ASK, StepOutput)
+    assert str(info.value) == (
+        "model 'flowstate-scripted/broken' refused the call: BadRequestError: "
+        "policy of scripted model 'broken' raised ValueError('boom')"
+    )
+    assert len(spy) == 1
+
+
+# --- retries --------------------------------------------------------------------------------
+
+
+def test_transient_failures_are_retried(spy: list[dict[str, Any]]) -> None:
+    failures = [ScriptedFailure(429, "slow down"), ScriptedFailure(503, "overloaded")]
+    model = ScriptedModel.sequence("flaky", [*failures, FINAL])
+    done = model.client(retries=2, retry_backoff_s=0).complete(ASK, StepOutput)
+    assert done.ok
+    assert len(spy) == 3
+    assert [c.reply for c in model.calls][:2] == [None, None]
+
+
+def test_retries_are_bounded() -> None:
+    outputs = [ScriptedFailure(503, "overloaded")] * 3 + [FINAL]
+    model = ScriptedModel.sequence("down", outputs)
+    with pytest.raises(ModelError) as info:
+        model.client(retries=2, retry_backoff_s=0).complete(ASK, StepOutput)
+    assert str(info.value) == (
+        "model 'flowstate-scripted/down' failed after 3 attempts: "
+        "ServiceUnavailableError: overloaded"
+    )
+    assert model.remaining == 1  # the good output was never reached
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"), [(401, "AuthenticationError"), (400, "BadRequestError")]
+)
+def test_permanent_failures_are_not_retried(status: int, kind: str) -> None:
+    model = ScriptedModel.sequence("denied", [ScriptedFailure(status, "no"), FINAL])
+    with pytest.raises(ModelError) as info:
+        model.client(retry_backoff_s=0).complete(ASK, StepOutput)
+    assert str(info.value) == f"model 'flowstate-scripted/denied' refused the call: {kind}: no"
+    assert model.remaining == 1
+
+
+def test_backoff_grows_and_is_capped() -> None:
+    client = LiteLLMClient("gpt-4o", retry_backoff_s=0.5)
+    assert [client._delay(i) for i in range(6)] == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]
+
+
+# --- structured output vs JSON in text -------------------------------------------------------
+
+
+def test_without_schema_support_the_schema_goes_into_the_system_message() -> None:
+    model = ScriptedModel.sequence("text", [FINAL, FINAL])
+    client = model.client()
+    assert client.structured is False  # litellm does not claim schema support for it
+    client.complete(ASK, StepOutput)
+    client.complete([{"role": "system", "content": "You are FlowState."}, *ASK], StepOutput)
+    first, second = model.calls
+    assert first.response_format is None
+    assert first.messages[0]["role"] == "system"
+    assert (
+        '"$defs"' in first.messages[0]["content"]
+        and '"FinalAnswer"' in first.messages[0]["content"]
+    )
+    assert first.messages[1:] == ASK
+    assert second.messages[0]["content"].startswith(
+        "You are FlowState.\n\nReply with exactly one JSON"
+    )
+    assert len(second.messages) == 2  # the existing system message was extended, not duplicated
+
+
+def test_structured_output_sends_the_json_schema() -> None:
+    model = ScriptedModel.sequence("structured", [FINAL])
+    model.client(structured=True).complete(ASK, StepOutput)
+    (call,) = model.calls
+    assert call.messages == ASK
+    assert call.response_format == {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "StepOutput",
+            "schema": StepOutput.model_json_schema(),
+            "strict": False,
+        },
+    }
+
+
+def test_schema_support_comes_from_litellm() -> None:
+    assert LiteLLMClient("gpt-4o-mini").structured is True
+    assert LiteLLMClient("gpt-3.5-turbo").structured is False
+    assert LiteLLMClient("no-such-provider/whatever").structured is False
+
+
+def _fake_response(content: str, finish: str = "stop", usage: Any = None) -> Any:
+    message = SimpleNamespace(content=content)
+    return SimpleNamespace(
+        choices=[SimpleNamespace(message=message, finish_reason=finish)], usage=usage
+    )
+
+
+def test_usage_is_estimated_when_the_provider_gives_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = json.dumps(FINAL)
+    monkeypatch.setattr(litellm, "completion", lambda **kw: _fake_response(text))
+    done = LiteLLMClient("gpt-4", structured=True).complete(ASK, StepOutput)
+    assert done.ok
+    assert done.usage.prompt_tokens == count_messages(ASK, "gpt-4")
+    assert done.usage.completion_tokens == count_tokens(text, "gpt-4")
+
+
+def test_provider_usage_is_used_when_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    usage = SimpleNamespace(prompt_tokens=1234, completion_tokens=56)
+    monkeypatch.setattr(litellm, "completion", lambda **kw: _fake_response("{}", usage=usage))
+    done = LiteLLMClient("gpt-4o", structured=True).complete(ASK, StepOutput)
+    assert (done.usage.prompt_tokens, done.usage.completion_tokens, done.usage.calls) == (
+        1234,
+        56,
+        1,
+    )
+
+
+def test_truncated_reply_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    cut = '{"action": {"type": "final", "answer": "The hotel is'
+    monkeypatch.setattr(litellm, "completion", lambda **kw: _fake_response(cut, "length"))
+    done = LiteLLMClient("gpt-4o", structured=True).complete(ASK, StepOutput)
+    assert done.error == (
+        "not valid JSON: the object starting at char 0 is never closed "
+        "(the reply was cut off at the output token limit; be shorter)"
+    )
+    assert done.finish_reason == "length"
+
+
+# --- async ----------------------------------------------------------------------------------
+
+
+def test_async_sequence_and_policy(spy: list[dict[str, Any]]) -> None:
+    seq = ScriptedModel.sequence("aseq", [ScriptedFailure(429, "later"), FINAL]).client(
+        retry_backoff_s=0
+    )
+    pol = ScriptedModel.policy(
+        "apol", lambda m: {"action": {"type": "final", "answer": str(len(m))}}
+    )
+
+    async def run() -> tuple[Completion[StepOutput], Completion[StepOutput]]:
+        return await seq.acomplete(ASK, StepOutput), await pol.client().acomplete(ASK, StepOutput)
+
+    first, second = asyncio.run(run())
+    assert first.value == StepOutput(action=FinalAnswer(type="final", answer="Booked."))
+    assert second.value == StepOutput(action=FinalAnswer(type="final", answer="2"))  # + system
+    assert first.usage.prompt_tokens > 0 and second.usage.completion_tokens > 0
+    assert len(spy) == 3  # one retry on the async path too
+
+
+def test_async_exhausted() -> None:
+    client = ScriptedModel.sequence("aempty", []).client()
+    with pytest.raises(ModelError, match="'aempty' is exhausted: all 0 outputs were used"):
+        asyncio.run(client.acomplete(ASK, StepOutput))
+
+
+# --- shape of the package -------------------------------------------------------------------
+
+
+def test_client_satisfies_the_protocol() -> None:
+    assert isinstance(LiteLLMClient("gpt-4o"), ModelClient)
+
+
+def test_importing_flowstate_does_not_import_litellm() -> None:
+    code = (
+        "import sys, flowstate, flowstate.llm, flowstate.tokens\n"
+        "assert 'litellm' not in sys.modules\n"
+        "assert 'LITELLM_LOCAL_MODEL_COST_MAP' not in __import__('os').environ\n"
+    )
+    env = {"PATH": "/usr/bin:/bin"}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+def test_scripted_doctests() -> None:
+    result = doctest.testmod(flowstate.llm.scripted)
+    assert result.attempted > 0 and result.failed == 0

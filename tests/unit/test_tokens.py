@@ -1,0 +1,172 @@
+"""Token counting (offline, both encodings) and budgets."""
+
+from __future__ import annotations
+
+import doctest
+import os
+import subprocess
+import sys
+
+import pytest
+
+import flowstate.tokens
+from flowstate.errors import BudgetExceeded, FlowStateRuntimeError
+from flowstate.models import Usage
+from flowstate.tokens import TokenBudget, count_messages, count_tokens, encoding_name
+
+CHINESE = "你好，世界！今天天气很好。"
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        (None, "o200k_base"),
+        ("gpt-4o", "o200k_base"),
+        ("gpt-4o-mini-2024-07-18", "o200k_base"),
+        ("azure/gpt-4.1-mini", "o200k_base"),
+        ("o3-mini", "o200k_base"),
+        ("gpt-oss-120b", "o200k_base"),  # o200k_harmony is not shipped; its base vocabulary is
+        ("gpt-4", "cl100k_base"),
+        ("openrouter/openai/gpt-3.5-turbo", "cl100k_base"),
+        ("text-davinci-003", "cl100k_base"),  # legacy p50k falls back
+        ("anthropic/claude-3-5-sonnet-20241022", "o200k_base"),  # unknown: modern default
+        ("ollama/llama3", "o200k_base"),
+        ("flowstate-scripted/anything", "o200k_base"),
+    ],
+)
+def test_encoding_for_litellm_model_names(model: str | None, expected: str) -> None:
+    assert encoding_name(model) == expected
+
+
+def test_counts_with_both_encodings_offline() -> None:
+    assert count_tokens("hello world") == 2
+    assert count_tokens("The quick brown fox jumps over the lazy dog.", "gpt-4") == 10
+    # the two vocabularies really differ: o200k packs CJK text much tighter
+    assert count_tokens(CHINESE, "gpt-4o") == 9
+    assert count_tokens(CHINESE, "gpt-4") == 16
+    assert count_tokens("") == 0
+
+
+def test_special_token_text_counts_as_plain_text() -> None:
+    assert count_tokens("<|endoftext|>") == 7
+
+
+def test_encoders_are_cached() -> None:
+    assert flowstate.tokens.encoder("gpt-4o") is flowstate.tokens.encoder("claude-3-haiku")
+    assert flowstate.tokens.encoder("gpt-4") is not flowstate.tokens.encoder("gpt-4o")
+
+
+def test_count_messages_adds_per_message_overhead() -> None:
+    one = [{"role": "user", "content": "hello world"}]
+    # 3 reply priming + 3 per message + "user" (1) + "hello world" (2)
+    assert count_messages(one) == 9
+    assert count_messages([{**one[0], "name": "bob"}]) == 11  # "bob" (1) + 1 for a name
+    two = [{"role": "system", "content": "be brief"}, *one]
+    assert count_messages(two) == 9 + 3 + 1 + count_tokens("be brief")
+
+
+def test_count_messages_reads_text_parts_only() -> None:
+    parts = [
+        {"type": "text", "text": "hello world"},
+        {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}},
+    ]
+    assert count_messages([{"role": "user", "content": parts}]) == 9
+
+
+def test_cache_dir_is_set_lazily_not_at_import() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "TIKTOKEN_CACHE_DIR"}
+    code = (
+        "import os, flowstate.tokens as t\n"
+        "assert 'TIKTOKEN_CACHE_DIR' not in os.environ, 'set at import'\n"
+        "assert t.count_tokens('hello world') == 2\n"
+        "print(os.environ['TIKTOKEN_CACHE_DIR'])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip().endswith(os.path.join("litellm_core_utils", "tokenizers"))
+
+
+def test_unloadable_encoding_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(name: str) -> None:
+        raise ValueError(f"no file for {name}")
+
+    monkeypatch.setattr(flowstate.tokens.tiktoken, "get_encoding", broken)
+    flowstate.tokens._encoding.cache_clear()
+    try:
+        with pytest.raises(FlowStateRuntimeError, match="cannot load tiktoken encoding 'cl100k"):
+            count_tokens("hi", "gpt-4o")  # o200k fails, then the cl100k fallback fails too
+    finally:
+        monkeypatch.undo()
+        flowstate.tokens._encoding.cache_clear()
+    assert count_tokens("hello world") == 2
+
+
+# --- budgets ------------------------------------------------------------------------------
+
+
+def test_budget_is_a_frozen_value() -> None:
+    budget = TokenBudget(total_tokens=100)
+    assert budget == TokenBudget(total_tokens=100)
+    with pytest.raises(ValueError):
+        budget.total_tokens = 5  # type: ignore[misc]
+    with pytest.raises(ValueError):
+        TokenBudget(calls=-1)
+
+
+def test_budget_within_limits_passes() -> None:
+    budget = TokenBudget(prompt_tokens=100, completion_tokens=50, total_tokens=150, calls=2)
+    budget.check(Usage(prompt_tokens=100, completion_tokens=50, calls=2))
+    budget.check_before_call(Usage(prompt_tokens=40, calls=1), prompt_tokens=60)
+    TokenBudget().check(Usage(prompt_tokens=10**9, calls=10**6))
+
+
+@pytest.mark.parametrize(
+    ("budget", "usage", "message"),
+    [
+        (
+            TokenBudget(total_tokens=1000),
+            Usage(prompt_tokens=900, completion_tokens=200, calls=1),
+            "Exceeded the total_tokens limit of 1000 (total_tokens=1100)",
+        ),
+        (
+            TokenBudget(prompt_tokens=10),
+            Usage(prompt_tokens=11),
+            "Exceeded the prompt_tokens limit of 10 (prompt_tokens=11)",
+        ),
+        (
+            TokenBudget(completion_tokens=5),
+            Usage(completion_tokens=6),
+            "Exceeded the completion_tokens limit of 5 (completion_tokens=6)",
+        ),
+        (TokenBudget(calls=2), Usage(calls=3), "Exceeded the calls limit of 2 (calls=3)"),
+    ],
+)
+def test_budget_check_raises(budget: TokenBudget, usage: Usage, message: str) -> None:
+    with pytest.raises(BudgetExceeded) as info:
+        budget.check(usage)
+    assert str(info.value) == message
+
+
+def test_budget_check_before_call() -> None:
+    with pytest.raises(BudgetExceeded) as info:
+        TokenBudget(calls=3).check_before_call(Usage(calls=3))
+    assert str(info.value) == "The next model call would exceed the calls limit of 3 (calls=3)"
+    with pytest.raises(BudgetExceeded) as info:
+        TokenBudget(prompt_tokens=100).check_before_call(Usage(prompt_tokens=80), prompt_tokens=30)
+    assert str(info.value) == (
+        "The next model call would exceed the prompt_tokens limit of 100 (prompt_tokens=110)"
+    )
+
+
+def test_budget_remaining() -> None:
+    budget = TokenBudget(prompt_tokens=100, total_tokens=120)
+    assert budget.remaining(Usage(prompt_tokens=50, completion_tokens=40)) == 30
+    assert budget.remaining(Usage(prompt_tokens=200)) == 0
+    assert TokenBudget(calls=1).remaining(Usage()) is None
+    assert budget.has_limits() and not TokenBudget().has_limits()
+
+
+def test_module_doctests() -> None:
+    result = doctest.testmod(flowstate.tokens)
+    assert result.attempted > 0 and result.failed == 0

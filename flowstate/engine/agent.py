@@ -85,6 +85,7 @@ class Agent:
             verdict = self.logic.absorb(active, completion, self._visibility(active, rendered))
             if verdict.done:
                 return await asyncio.to_thread(self._finish, active, verdict, prompts)
+            await asyncio.to_thread(self._act, active)
             await asyncio.to_thread(self._after_step, active)
 
     def pending(self) -> str | None:
@@ -97,7 +98,9 @@ class Agent:
         draft = self.repo.load_draft()
         if draft is None:
             raise UsageError(f"no interrupted request in namespace {self.repo.namespace!r}")
-        return self._drive(ActiveState.model_validate_json(draft[1]))
+        active = ActiveState.model_validate_json(draft[1])
+        self.logic.interrupted(active)
+        return self._drive(active)
 
     def discard(self) -> str | None:
         """Drop an interrupted request; nothing of it was committed. Returns its id."""
@@ -139,6 +142,7 @@ class Agent:
             verdict = self.logic.absorb(active, completion, self._visibility(active, rendered))
             if verdict.done:
                 return self._finish(active, verdict, prompts)
+            self._act(active)
             self._after_step(active)
 
     def _prompt(self, active: ActiveState) -> tuple[RenderedIndex, list[dict[str, str]]]:
@@ -155,6 +159,12 @@ class Agent:
 
     def _visibility(self, active: ActiveState, rendered: RenderedIndex) -> Visibility:
         return self.logic.visibility(active, rendered)
+
+    def _act(self, active: ActiveState) -> None:
+        """Save the step before its tool runs (write-ahead), so a crash mid-call is known."""
+        if active.pending_call is not None:
+            self.repo.save_draft(active.request_id, active.model_dump_json())
+            self.logic.run_pending(active)
 
     def _after_step(self, active: ActiveState) -> None:
         """Open what the model asked for (visible from the next call), then save the draft."""

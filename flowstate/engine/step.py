@@ -133,7 +133,7 @@ class StepLogic:
         self._access(active, out, vis, told)
         action = out.action
         if isinstance(action, ToolCall):
-            self._tool(active, action, told)
+            self._accept_call(active, action, told)
         elif isinstance(action, FinalAnswer):
             if delta_ok:
                 return StepVerdict(True, Outcome.ANSWERED, action.answer, action.summary)
@@ -179,9 +179,9 @@ class StepLogic:
         told.extend(str(v) for v in decision.violations)
         active.pending_access = decision.states + decision.requests + decision.observations
 
-    def _tool(self, active: ActiveState, call: ToolCall, told: list[str]) -> None:
+    def _accept_call(self, active: ActiveState, call: ToolCall, told: list[str]) -> None:
+        """Check a tool call; when it may run, park it in `pending_call` for `run_pending`."""
         tool = self.tools.get(call.name)
-        described = f"{call.name}({_canonical(call.arguments)})"
         if tool is None:
             told.append(f"unknown tool {call.name!r}; tools: {', '.join(self.tools) or 'none'}")
             return
@@ -191,11 +191,20 @@ class StepLogic:
                 told.append(refusal)
                 active.log.append(
                     StepRecord(
-                        step=active.step, action=f"{described} REFUSED: {refusal}", cites=call.cites
+                        step=active.step,
+                        cites=call.cites,
+                        action=f"{_described(call)} REFUSED: {refusal}",
                     )
                 )
                 return
-        result = tool.call(call.arguments)
+        active.pending_call = call
+
+    def run_pending(self, active: ActiveState) -> None:
+        """Run the parked tool call and keep its result as an observation."""
+        call, active.pending_call = active.pending_call, None
+        if call is None:
+            return
+        result = self.tools[call.name].call(call.arguments)
         oid = ids.observation_id(active.request_id, len(active.observations) + 1)
         active.observations[oid] = Observation(
             namespace=active.namespace,
@@ -208,8 +217,23 @@ class StepLogic:
             is_error=result.is_error,
         )
         active.log.append(
-            StepRecord(step=active.step, action=described, observation=oid, cites=call.cites)
+            StepRecord(step=active.step, action=_described(call), observation=oid, cites=call.cites)
         )
+
+    def interrupted(self, active: ActiveState) -> None:
+        """On resume: a call parked when the process died may or may not have run. Say so,
+        and never repeat it on our own (it may have booked or paid already)."""
+        call, active.pending_call = active.pending_call, None
+        if call is None:
+            return
+        note = (
+            f"{_described(call)} was interrupted when the process stopped; whether it ran "
+            "is unknown. Check before repeating it"
+        )
+        active.log.append(
+            StepRecord(step=active.step, action=f"INTERRUPTED: {note}", cites=call.cites)
+        )
+        active.rejections.append(note)
 
     def _guard(self, active: ActiveState, call: ToolCall) -> str | None:
         """Why a consequential call may not run, or None when it may."""
@@ -229,6 +253,10 @@ class StepLogic:
         if not self.approve(asked):
             return f"{call.name} was denied by the approver"
         return None
+
+
+def _described(call: ToolCall) -> str:
+    return f"{call.name}({_canonical(call.arguments)})"
 
 
 def _canonical(arguments: dict) -> str:

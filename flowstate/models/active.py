@@ -11,6 +11,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowstate.models.records import Evidence, Observation, Relation, StateNode, Usage, utcnow
+from flowstate.models.step import ToolCall
 from flowstate.models.views import IndexState, RevealedState
 
 
@@ -44,6 +45,8 @@ class ActiveState(BaseModel):
     opened_requests: dict[str, list[IndexState]] = {}  # collapsed index entries listed
     opened_observations: dict[str, Observation] = {}  # past observations at relation ends
     pending_access: list[str] = []  # accepted this step, fetched before the next call
+    # A tool call accepted but not yet run; saved first so a crash mid-call is never silent.
+    pending_call: ToolCall | None = None
     # Feedback and bookkeeping:
     rejections: list[str] = []  # told to the model at the next step
     rejected_total: int = 0  # every rejection told during the request

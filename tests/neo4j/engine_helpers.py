@@ -1,0 +1,86 @@
+"""Small builders for engine tests: scripted step outputs and agents over a test namespace."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from flowstate import AgentConfig, FlowState, ScriptedModel
+from flowstate.engine.agent import Agent
+from flowstate.store import Store
+
+
+def add(
+    key: str,
+    category: str = "environment",
+    summary: str | None = None,
+    content: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "op": "add",
+        "key": key,
+        "category": category,
+        "summary": summary or f"summary of {key}",
+        "content": content or f"content of {key}",
+        **extra,
+    }
+
+
+def final(answer: str = "done", summary: str = "") -> dict[str, Any]:
+    return {"type": "final", "answer": answer, "summary": summary}
+
+
+def tool(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"type": "tool", "name": name, "arguments": arguments}
+
+
+def step(
+    delta: Sequence[dict] = (), access: Sequence[str] = (), action: dict | None = None
+) -> dict:
+    return {"delta": list(delta), "access": list(access), "action": action}
+
+
+class Harness:
+    """One FlowState namespace plus scripted agents, each script named uniquely."""
+
+    def __init__(self, store: Store, namespace: str) -> None:
+        self.fs = FlowState(store, namespace)
+        self.namespace = namespace
+        self._n = 0
+
+    def agent(
+        self, outputs: Sequence[Any] | Callable, tools: Sequence[Any] = (), **config: Any
+    ) -> tuple[Agent, ScriptedModel]:
+        self._n += 1
+        name = f"{self.namespace}-{self._n}"
+        model = (
+            ScriptedModel.policy(name, outputs)
+            if callable(outputs)
+            else ScriptedModel.sequence(name, outputs)
+        )
+        agent = self.fs.agent(model.client(), tools=tools, config=AgentConfig(**config))
+        return agent, model
+
+    def run(
+        self,
+        outputs: Sequence[Any],
+        text: str = "a request",
+        tools: Sequence[Any] = (),
+        **config: Any,
+    ):
+        agent, model = self.agent(outputs, tools, **config)
+        return agent.run(text), model
+
+
+def user_prompt(model: ScriptedModel, call: int) -> str:
+    """The user message of the model's `call`-th call (0-based)."""
+    return model.calls[call].messages[-1]["content"]
+
+
+def section(prompt: str, title: str) -> str:
+    """One `## title` section of the Active State."""
+    start = prompt.index(f"## {title}\n")
+    rest = prompt[start + len(title) + 4 :]
+    ends = [i for i in (rest.find("\n## "), rest.find("\n# ")) if i >= 0]
+    return rest[: min(ends)] if ends else rest

@@ -1,0 +1,66 @@
+"""A process killed in the middle of a request: nothing half-committed, resume or discard."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flowstate import Outcome
+from flowstate.settings import Neo4jSettings
+from flowstate.store import Repository, Store
+from tests.neo4j.conftest import Raw
+from tests.neo4j.engine_helpers import Harness, final, step
+
+pytestmark = pytest.mark.neo4j
+
+WORKER = Path(__file__).with_name("crash_worker.py")
+
+
+def _crash(neo4j_settings: Neo4jSettings, namespace: str) -> None:
+    done = subprocess.run(
+        [sys.executable, str(WORKER), neo4j_settings.uri, namespace],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).parents[2],
+    )
+    assert done.returncode == 17, done.stderr[-2000:]
+
+
+def test_nothing_is_committed_and_the_request_resumes(
+    neo4j_settings: Neo4jSettings, store: Store, namespace: str, repo: Repository, raw: Raw
+) -> None:
+    _crash(neo4j_settings, namespace)
+    assert repo.history() == []  # no partial request is visible
+    assert raw.rows("MATCH (s:State {namespace: $ns}) RETURN s", ns=namespace) == []
+    h = Harness(store, namespace)
+    agent, model = h.agent([step(action=final("resumed", "Porto plan"))])
+    assert agent.pending() == "r1"
+    with pytest.raises(Exception, match="was interrupted; resume"):
+        agent.run("a new request")
+    result = agent.resume()
+    assert result.outcome is Outcome.ANSWERED and result.steps == 3
+    [bundle] = repo.bundles()
+    assert [s.id for s in bundle.states] == ["r1.city", "r1.hotels"]
+    assert [o.id for o in bundle.observations] == ["r1.o1"]  # the cited tool result survived
+    resumed_prompt = model.calls[0].messages[-1]["content"]
+    assert "Porto has 3 hotels" in resumed_prompt
+    assert "die({}) was interrupted when the process stopped; whether it ran is unknown" in (
+        resumed_prompt
+    )
+    assert agent.pending() is None
+
+
+def test_an_interrupted_request_can_be_discarded(
+    neo4j_settings: Neo4jSettings, store: Store, namespace: str, repo: Repository
+) -> None:
+    _crash(neo4j_settings, namespace)
+    h = Harness(store, namespace)
+    agent, _ = h.agent([step(action=final("fresh"))])
+    assert agent.discard() == "r1"
+    assert repo.counts().nodes == 0
+    result = agent.run("start over")
+    assert result.request_id == "r1" and [r.id for r in repo.history()] == ["r1"]

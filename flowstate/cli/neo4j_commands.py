@@ -1,49 +1,15 @@
-"""The `flowstate` command line. Thin: parse, call the library, print."""
+"""`flowstate neo4j ...`: the managed local Neo4j."""
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable
-from functools import wraps
-from typing import Any
 
 import click
 
-from flowstate.errors import FlowStateError, UsageError
+from flowstate.cli.common import EXIT_FAILURE, emit, fails_cleanly
+from flowstate.errors import UsageError
 from flowstate.local.server import LocalServer
 from flowstate.settings import LocalServerSettings
-
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-
-
-def fails_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn FlowState errors into a message on stderr and the documented exit code."""
-
-    @wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except UsageError as e:
-            click.echo(f"Error: {e}", err=True)
-            sys.exit(EXIT_USAGE)
-        except FlowStateError as e:
-            click.echo(f"Error: {e}", err=True)
-            sys.exit(EXIT_FAILURE)
-
-    return wrapper
-
-
-def emit(data: dict[str, Any], as_json: bool, human: str) -> None:
-    click.echo(json.dumps(data, indent=2, default=str) if as_json else human)
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="flowstate")
-def main() -> None:
-    """FlowState: the agent's execution state, kept in Neo4j, is its memory."""
-
 
 # --- flowstate neo4j -------------------------------------------------------------------
 
@@ -53,7 +19,7 @@ def _local(bolt_port: int | None = None, http_port: int | None = None) -> LocalS
     return LocalServer(LocalServerSettings(**overrides))
 
 
-@main.group()
+@click.group()
 def neo4j() -> None:
     """The managed local Neo4j (Community 5.26 from Maven Central; no Docker needed).
 

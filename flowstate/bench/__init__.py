@@ -1,0 +1,1 @@
+"""Benchmarks behind `flowstate bench`: engine speed, token economy, tau-bench, faults."""

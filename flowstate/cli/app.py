@@ -1,0 +1,18 @@
+"""The root `flowstate` group; each command family lives in its own module."""
+
+from __future__ import annotations
+
+import click
+
+from flowstate.bench.cli import bench
+from flowstate.cli.neo4j_commands import neo4j
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="flowstate")
+def main() -> None:
+    """FlowState: the agent's execution state, kept in Neo4j, is its memory."""
+
+
+main.add_command(neo4j)
+main.add_command(bench)

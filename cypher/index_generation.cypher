@@ -1,0 +1,24 @@
+// The Historical State Index: committed requests in seq order, each with its states' id,
+// category and summary, and the id of the newest state that SUPERSEDES it. Nothing else:
+// no content, no observations, no request text. Drafts are a different label and never match.
+// $namespace: str; $from_seq: int; $to_seq: int (the caller passes a huge number for "no end").
+MATCH (r:Request {namespace: $namespace})
+WHERE $from_seq <= r.seq <= $to_seq
+CALL (r) {
+  OPTIONAL MATCH (r)-[:PRODUCED]->(s:State {namespace: $namespace})
+  CALL (s) {
+    OPTIONAL MATCH (s)<-[:SUPERSEDES]-(newer:State {namespace: $namespace})
+    RETURN newer.id AS superseded_by
+    ORDER BY newer.created_at DESC, newer.id DESC
+    LIMIT 1
+  }
+  WITH s, superseded_by
+  ORDER BY s.created_at, s.id
+  RETURN collect(
+    CASE WHEN s IS NOT NULL THEN
+      {id: s.id, category: s.category, summary: s.summary, superseded_by: superseded_by}
+    END
+  ) AS states
+}
+RETURN r.id AS id, r.seq AS seq, r.summary AS summary, states
+ORDER BY r.seq

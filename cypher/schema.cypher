@@ -1,0 +1,26 @@
+// FlowState graph schema. Applied at every connect; every statement is idempotent (IF NOT EXISTS).
+// This one file holds several statements separated by `;` (the catalog splits it there, after
+// dropping `//` comment lines), because Neo4j runs one schema statement per query.
+// Each uniqueness constraint also creates the range index that serves lookups by (namespace, id).
+
+CREATE CONSTRAINT flowstate_request_id IF NOT EXISTS
+FOR (n:Request) REQUIRE (n.namespace, n.id) IS UNIQUE;
+
+CREATE CONSTRAINT flowstate_state_id IF NOT EXISTS
+FOR (n:State) REQUIRE (n.namespace, n.id) IS UNIQUE;
+
+CREATE CONSTRAINT flowstate_observation_id IF NOT EXISTS
+FOR (n:Observation) REQUIRE (n.namespace, n.id) IS UNIQUE;
+
+CREATE CONSTRAINT flowstate_draft_request IF NOT EXISTS
+FOR (n:Draft) REQUIRE (n.namespace, n.request_id) IS UNIQUE;
+
+// The index walks a namespace's requests in order, optionally from a given seq on.
+CREATE INDEX flowstate_request_seq IF NOT EXISTS
+FOR (n:Request) ON (n.namespace, n.seq);
+
+CREATE INDEX flowstate_state_request IF NOT EXISTS
+FOR (n:State) ON (n.namespace, n.request_id);
+
+CREATE INDEX flowstate_observation_request IF NOT EXISTS
+FOR (n:Observation) ON (n.namespace, n.request_id);

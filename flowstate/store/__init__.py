@@ -1,0 +1,6 @@
+"""The Persistent State Repository: FlowState's only package that talks to Neo4j."""
+
+from flowstate.store.connection import Store
+from flowstate.store.repository import GraphCounts, Repository
+
+__all__ = ["GraphCounts", "Repository", "Store"]

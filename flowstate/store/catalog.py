@@ -1,0 +1,88 @@
+"""Every Cypher statement FlowState runs, loaded by name from one folder of `.cypher` files.
+
+The folder is `cypher/` at the repository root in a checkout, and `flowstate/_cypher` in an
+installed wheel (hatch force-include). Code refers to queries through `Q`, so a typo is an
+AttributeError at import time and a test can hold the files and the names in step:
+
+    >>> "MATCH" in query(Q.HISTORY)
+    True
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from functools import cache
+from pathlib import Path
+
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+class Q(StrEnum):
+    """The name of each query file, without `.cypher`."""
+
+    SCHEMA = "schema"
+    AWAIT_INDEXES = "await_indexes"
+    PING = "ping"
+    NEXT_REQUEST_SEQ = "next_request_seq"
+    COMMIT_REQUEST = "commit_request"
+    COMMIT_STATES = "commit_states"
+    COMMIT_OBSERVATIONS = "commit_observations"
+    COMMIT_RELATIONS = "commit_relations"
+    COMMIT_EVIDENCE = "commit_evidence"
+    INDEX_GENERATION = "index_generation"
+    REVEAL_STATES = "reveal_states"
+    EXPAND_IDS = "expand_ids"
+    HISTORY = "history"
+    SAVE_DRAFT = "save_draft"
+    LOAD_DRAFT = "load_draft"
+    DISCARD_DRAFT = "discard_draft"
+    FORGET_REQUEST = "forget_request"
+    FORGET_STATE = "forget_state"
+    FORGET_NAMESPACE = "forget_namespace"
+    COUNT_NAMESPACE = "count_namespace"
+    EXPORT_BUNDLES = "export_bundles"
+
+
+def find_cypher_dir(package_root: Path = _PACKAGE_ROOT) -> Path:
+    """The query folder: the wheel's `flowstate/_cypher`, else the checkout's `cypher/`."""
+    candidates = [package_root / "_cypher", package_root.parent / "cypher"]
+    for candidate in candidates:
+        if (candidate / f"{Q.SCHEMA}.cypher").is_file():
+            return candidate
+    raise FileNotFoundError(
+        "FlowState's Cypher files are missing; looked in " + ", ".join(map(str, candidates))
+    )
+
+
+@cache
+def cypher_dir() -> Path:
+    return find_cypher_dir()
+
+
+def file_names() -> set[str]:
+    """Names of the query files in the folder (the Browser extras in subfolders excluded)."""
+    return {path.stem for path in cypher_dir().glob("*.cypher")}
+
+
+def query(name: Q | str) -> str:
+    """The text of one query file."""
+    return _load(str(name))
+
+
+@cache
+def _load(name: str) -> str:
+    path = cypher_dir() / f"{name}.cypher"
+    if not path.is_file():
+        raise KeyError(f"no query file {path.name} in {cypher_dir()}")
+    return path.read_text(encoding="utf-8")
+
+
+@cache
+def statements(name: Q | str) -> tuple[str, ...]:
+    """A multi-statement file (the schema) split on `;`, with `//` comment lines dropped.
+
+    Such files must not put `;` or `//` inside string literals; the schema has none.
+    """
+    lines = [line for line in query(name).splitlines() if not line.lstrip().startswith("//")]
+    parts = "\n".join(lines).split(";")
+    return tuple(part.strip() for part in parts if part.strip())

@@ -1,0 +1,61 @@
+"""Writing one RequestBundle inside a transaction (used by commit and by JSON Lines import).
+
+Every step is a batched UNWIND query; any check that fails raises, and the caller's
+transaction rolls back, so a failed commit leaves nothing of the request behind.
+"""
+
+from __future__ import annotations
+
+from flowstate.errors import NotFoundError, StoreError, ValidationFailed
+from flowstate.models import RequestBundle, ids
+from flowstate.store.catalog import Q
+from flowstate.store.codec import to_props
+from flowstate.store.connection import Tx
+
+
+def write_bundle(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
+    """Create the request, its states, observations, relations and evidence; drop its draft."""
+    request = bundle.request
+    rid = request.id
+    scope = {"namespace": namespace, "request_id": rid}
+    [row] = tx.run(Q.COMMIT_REQUEST, {"namespace": namespace, "request": to_props(request)})
+    if row["later"]:
+        raise ValidationFailed(
+            f"cannot commit {rid}: namespace {namespace!r} already has later requests; "
+            "requests are committed in sequence order"
+        )
+    states = [{"props": to_props(s), "label": s.category.label} for s in bundle.states]
+    _expect(tx.run(Q.COMMIT_STATES, {**scope, "states": states}), len(states), "states", rid)
+    observations = [to_props(o) for o in bundle.observations]
+    rows = tx.run(Q.COMMIT_OBSERVATIONS, {**scope, "observations": observations})
+    _expect(rows, len(observations), "observations", rid)
+    _write_relations(tx, namespace, bundle)
+    evidence = [e.model_dump(mode="json") for e in bundle.evidence]
+    rows = tx.run(Q.COMMIT_EVIDENCE, {"namespace": namespace, "evidence": evidence})
+    _expect(rows, len(evidence), "evidence links", rid)
+    tx.run(Q.DISCARD_DRAFT, scope)
+
+
+def _write_relations(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
+    rid = bundle.request.id
+    for rel in bundle.relations:
+        if ids.request_seq(ids.request_of(rel.target)) > bundle.request.seq:
+            raise ValidationFailed(
+                f"cannot commit {rid}: relation target {rel.target} belongs to a later request"
+            )
+    relations = [r.model_dump(mode="json") for r in bundle.relations]
+    [row] = tx.run(Q.COMMIT_RELATIONS, {"namespace": namespace, "relations": relations})
+    if row["missing"]:
+        missing = ", ".join(sorted(set(row["missing"])))
+        raise NotFoundError(
+            f"cannot commit {rid}: relation target(s) {missing} not found in namespace "
+            f"{namespace!r}"
+        )
+    _expect([row], len(relations), "relations", rid)
+
+
+def _expect(rows: list[dict], wanted: int, what: str, rid: str) -> None:
+    # The request node was created a moment ago in this transaction; a short count is our bug.
+    created = rows[0]["created"] if rows else 0
+    if created != wanted:
+        raise StoreError(f"commit of {rid} wrote {created} of {wanted} {what}; rolled back")

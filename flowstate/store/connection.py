@@ -1,0 +1,177 @@
+"""The connection to Neo4j: one driver, named queries, and neo4j errors mapped to ours.
+
+    with Store.connect(Neo4jSettings()) as store:
+        repo = Repository(store, "demo")
+
+Nothing here knows the graph's meaning; `Repository` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Self, TypeVar
+
+import neo4j
+from neo4j import exceptions as neo
+
+from flowstate import __version__
+from flowstate.errors import StoreError, StoreUnavailable, ValidationFailed
+from flowstate.settings import Neo4jSettings
+from flowstate.store import schema
+from flowstate.store.catalog import Q, query
+
+T = TypeVar("T")
+Row = dict[str, Any]
+
+
+@dataclass
+class Changes:
+    """What a write did, from the server's own counters."""
+
+    nodes_created: int = 0
+    nodes_deleted: int = 0
+    relationships_created: int = 0
+    relationships_deleted: int = 0
+
+    def add(self, counters: neo4j.SummaryCounters) -> None:
+        self.nodes_created += counters.nodes_created
+        self.nodes_deleted += counters.nodes_deleted
+        self.relationships_created += counters.relationships_created
+        self.relationships_deleted += counters.relationships_deleted
+
+
+@dataclass
+class Tx:
+    """A write transaction handed to `Store.transaction`'s work function."""
+
+    _tx: neo4j.ManagedTransaction
+    changes: Changes = field(default_factory=Changes)
+
+    def run(self, name: Q, params: Mapping[str, Any]) -> list[Row]:
+        result = self._tx.run(query(name), dict(params))
+        rows = [record.data() for record in result]
+        self.changes.add(result.consume().counters)
+        return rows
+
+
+class Store:
+    """Owns the neo4j driver. Build it with `Store.connect`; close it (or use `with`)."""
+
+    def __init__(self, driver: neo4j.Driver, settings: Neo4jSettings) -> None:
+        self._driver = driver
+        self._settings = settings
+
+    @classmethod
+    def connect(cls, settings: Neo4jSettings, *, ensure_schema: bool = True) -> Store:
+        """Open a driver, check the database answers, and apply the schema (idempotent)."""
+        with _mapped_errors(settings):
+            try:
+                driver = neo4j.GraphDatabase.driver(
+                    settings.uri,
+                    auth=settings.auth(),
+                    user_agent=f"flowstate/{__version__}",
+                    # "property does not exist yet" on a fresh database is noise, not news.
+                    notifications_disabled_classifications=[
+                        neo4j.NotificationDisabledClassification.UNRECOGNIZED
+                    ],
+                )
+            except ValueError as e:
+                raise StoreError(f"invalid Neo4j URI {settings.uri!r}: {e}") from e
+        store = cls(driver, settings)
+        try:
+            store.verify()
+            if ensure_schema:
+                schema.ensure(store)
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    @property
+    def uri(self) -> str:
+        return self._settings.uri
+
+    @property
+    def database(self) -> str:
+        return self._settings.database
+
+    def verify(self) -> None:
+        """Raise StoreUnavailable/StoreError unless the configured database answers."""
+        # verify_connectivity fails fast; a query alone would be retried for up to 30 s.
+        with _mapped_errors(self._settings):
+            self._driver.verify_connectivity()
+        self.read(Q.PING, {})
+
+    def close(self) -> None:
+        self._driver.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def read(self, name: Q, params: Mapping[str, Any]) -> list[Row]:
+        """Run a read query (routed to readers) and return its rows as dicts."""
+        rows, _ = self._execute(query(name), params, neo4j.RoutingControl.READ)
+        return rows
+
+    def write(self, name: Q, params: Mapping[str, Any]) -> tuple[list[Row], Changes]:
+        """Run a single-statement write in its own transaction."""
+        return self._execute(query(name), params, neo4j.RoutingControl.WRITE)
+
+    def run_statement(self, text: str) -> None:
+        """Run one statement of a multi-statement catalog file (the schema)."""
+        self._execute(text, {}, neo4j.RoutingControl.WRITE)
+
+    def transaction(self, work: Callable[[Tx], T]) -> T:
+        """Run `work` in one write transaction: any exception it raises rolls everything back.
+
+        The driver may retry `work` on transient failures, so it must only touch the database.
+        """
+        with (
+            _mapped_errors(self._settings),
+            self._driver.session(database=self.database) as session,
+        ):
+            return session.execute_write(lambda tx: work(Tx(tx)))
+
+    def _execute(
+        self, text: str, params: Mapping[str, Any], routing: neo4j.RoutingControl
+    ) -> tuple[list[Row], Changes]:
+        with _mapped_errors(self._settings):
+            result = self._driver.execute_query(
+                text, dict(params), routing_=routing, database_=self.database
+            )
+        changes = Changes()
+        changes.add(result.summary.counters)
+        return [record.data() for record in result.records], changes
+
+
+@contextmanager
+def _mapped_errors(settings: Neo4jSettings) -> Iterator[None]:
+    """Turn neo4j driver errors into FlowState's, keeping the cause chained."""
+    uri, db = settings.uri, settings.database
+    try:
+        yield
+    except neo.ConstraintError as e:
+        raise ValidationFailed(f"a record with that id already exists: {e.message}") from e
+    except (neo.AuthError, neo.Forbidden) as e:
+        raise StoreError(
+            f"Neo4j at {uri} refused user {settings.user!r} ({e.message}); set "
+            "FLOWSTATE_NEO4J_USER and FLOWSTATE_NEO4J_PASSWORD to credentials it accepts"
+        ) from e
+    except (neo.ServiceUnavailable, neo.SessionExpired) as e:
+        raise StoreUnavailable(
+            f"no Neo4j server answered at {uri} ({e}). Start Neo4j there, or set "
+            "FLOWSTATE_NEO4J_URI to the address of a running server"
+        ) from e
+    except neo.Neo4jError as e:
+        if e.code == "Neo.ClientError.Database.DatabaseNotFound":
+            raise StoreError(
+                f"Neo4j at {uri} has no database {db!r}; create it or set FLOWSTATE_NEO4J_DATABASE"
+            ) from e
+        raise StoreError(f"Neo4j at {uri} (database {db!r}) failed: {e.code}: {e.message}") from e
+    except neo.DriverError as e:
+        raise StoreError(f"the Neo4j driver failed talking to {uri}: {e}") from e

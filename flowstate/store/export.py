@@ -1,0 +1,162 @@
+"""A namespace as JSON Lines, and back. Pure: no database here.
+
+One record per line, each with a `kind`: `request`, `state`, `observation`, `relation`,
+`evidence`. Records carry no namespace (the importing repository supplies it), so an export
+re-imports into any empty namespace. Lines are ASCII (`\\uXXXX` escapes), so no exotic line
+separator inside a text can split a record.
+
+    {"kind":"request","id":"r1","seq":1,"text":"Book a hotel",...}
+    {"kind":"state","id":"r1.budget","request_id":"r1","key":"budget","category":"constraint",...}
+    {"kind":"relation","type":"DEPENDS_ON","source":"r2.hotel","target":"r1.budget"}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ValidationError
+
+from flowstate.errors import ValidationFailed
+from flowstate.models import Evidence, Observation, Relation, Request, RequestBundle, StateNode, ids
+from flowstate.store.codec import describe, shown, to_props
+
+_RECORDS: dict[str, type[BaseModel]] = {
+    "request": Request,
+    "state": StateNode,
+    "observation": Observation,
+    "relation": Relation,
+    "evidence": Evidence,
+}
+_NAMESPACED = {"request", "state", "observation"}
+
+
+def bundle_lines(bundles: Iterable[RequestBundle]) -> Iterator[str]:
+    """JSON Lines for a namespace's bundles, each line ending in a newline."""
+    for bundle in bundles:
+        yield _line("request", bundle.request)
+        for kind, items in (
+            ("state", bundle.states),
+            ("observation", bundle.observations),
+            ("relation", bundle.relations),
+            ("evidence", bundle.evidence),
+        ):
+            for item in items:
+                yield _line(kind, item)
+
+
+def _line(kind: str, model: BaseModel) -> str:
+    data = {"kind": kind, **model.model_dump(mode="json", exclude={"namespace"})}
+    return json.dumps(data, ensure_ascii=True, separators=(",", ":")) + "\n"
+
+
+@dataclass
+class _Pending:
+    line: int
+    request: Request
+    parts: dict[str, list[BaseModel]] = field(
+        default_factory=lambda: {k: [] for k in ("state", "observation", "relation", "evidence")}
+    )
+
+
+def parse_lines(lines: Iterable[str], namespace: str) -> list[RequestBundle]:
+    """Validate every line and group them into bundles in seq order; nothing is written.
+
+    Raises ValidationFailed naming the first bad line. Blank lines are skipped.
+    """
+    requests: dict[str, _Pending] = {}
+    seen: dict[str, int] = {}  # record id -> line number
+    parts: list[tuple[int, str, BaseModel]] = []
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        kind, model = _parse_line(number, text, namespace)
+        key = getattr(model, "id", None)
+        if key is not None:
+            if key in seen:
+                raise ValidationFailed(f"line {number}: {key} is already on line {seen[key]}")
+            seen[key] = number
+        if isinstance(model, Request):
+            requests[model.id] = _Pending(number, model)
+        else:
+            parts.append((number, kind, model))
+    for number, kind, model in parts:
+        owner = _owner(model)
+        if owner not in requests:
+            raise ValidationFailed(f"line {number}: {kind} of request {owner}, not in the file")
+        requests[owner].parts[kind].append(model)
+    states = {m.id for _, _, m in parts if isinstance(m, StateNode)}
+    _check_targets(parts, states)
+    return [_bundle(p) for p in sorted(requests.values(), key=lambda p: p.request.seq)]
+
+
+def _parse_line(number: int, text: str, namespace: str) -> tuple[str, BaseModel]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValidationFailed(f"line {number}: not JSON ({e.msg} at column {e.colno})") from e
+    if not isinstance(data, dict):
+        raise ValidationFailed(f"line {number}: expected a JSON object")
+    kind = data.pop("kind", None)
+    if kind not in _RECORDS:
+        raise ValidationFailed(
+            f"line {number}: kind {shown(kind)} is not one of {', '.join(_RECORDS)}"
+        )
+    if "namespace" in data:
+        raise ValidationFailed(
+            f"line {number}: records must not carry a namespace; the importing one is used"
+        )
+    if kind in _NAMESPACED:
+        data["namespace"] = namespace
+    try:
+        model = _RECORDS[kind].model_validate(data)
+    except ValidationError as e:
+        raise ValidationFailed(f"line {number}: invalid {kind}: {describe(e)}") from e
+    if kind in _NAMESPACED:
+        try:
+            to_props(model)  # the store's own checks (aware timestamps, encodable text)
+        except ValidationFailed as e:
+            raise ValidationFailed(f"line {number}: {e}") from e
+    return kind, model
+
+
+def _owner(model: BaseModel) -> str:
+    if isinstance(model, StateNode | Observation):
+        return model.request_id
+    if isinstance(model, Relation):
+        return ids.request_of(model.source)
+    assert isinstance(model, Evidence)
+    return ids.request_of(model.state)
+
+
+def _check_targets(parts: list[tuple[int, str, BaseModel]], states: set[str]) -> None:
+    # The namespace is empty, so a relation can only point at a state of the file itself,
+    # committed no later than its source.
+    for number, _, model in parts:
+        if not isinstance(model, Relation):
+            continue
+        if model.target not in states:
+            raise ValidationFailed(
+                f"line {number}: relation target {model.target} is not a state in the file"
+            )
+        if ids.request_seq(ids.request_of(model.target)) > ids.request_seq(_owner(model)):
+            raise ValidationFailed(
+                f"line {number}: relation target {model.target} belongs to a later request"
+            )
+
+
+def _bundle(pending: _Pending) -> RequestBundle:
+    p = pending.parts
+    try:
+        return RequestBundle(
+            request=pending.request,
+            states=p["state"],
+            observations=p["observation"],
+            relations=p["relation"],
+            evidence=p["evidence"],
+        )
+    except ValidationError as e:
+        raise ValidationFailed(
+            f"request {pending.request.id} (line {pending.line}) is inconsistent: {describe(e)}"
+        ) from e

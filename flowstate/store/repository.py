@@ -1,0 +1,278 @@
+"""One namespace's memory: the only place the graph's meaning meets the database.
+
+    repo = Repository(store, "travel-agent")
+    repo.commit(bundle)
+    repo.index()            # [IndexRequest(id='r1', seq=1, summary=..., states=[...])]
+    repo.reveal(["r1.hotel_budget"])
+
+Every query receives `$namespace` and matches on it in the Cypher itself, so an id of another
+namespace is simply not found, and error messages name only what the caller passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from flowstate.errors import NotFoundError, ReadOnlyError, ValidationFailed
+from flowstate.models import (
+    EVIDENCE,
+    Evidence,
+    IndexRequest,
+    IndexState,
+    Observation,
+    Relation,
+    RelationType,
+    RelationView,
+    Request,
+    RequestBundle,
+    RevealedState,
+    StateNode,
+)
+from flowstate.store import export
+from flowstate.store.catalog import Q
+from flowstate.store.codec import (
+    Record,
+    check_id,
+    check_namespace,
+    check_text,
+    from_props,
+    kind_of,
+    revalidate,
+    unique,
+)
+from flowstate.store.commit import write_bundle
+from flowstate.store.connection import Changes, Row, Store, Tx
+
+R = TypeVar("R", bound=BaseModel)
+_NO_END = 2**62  # "up to the latest request" for index_generation's $to_seq
+_STATE_TYPES = [t.value for t in RelationType]
+_REVEAL_TYPES = [*_STATE_TYPES, EVIDENCE]
+_MODELS: dict[str, type[Record]] = {
+    "request": Request,
+    "state": StateNode,
+    "observation": Observation,
+}
+
+
+class GraphCounts(BaseModel):
+    """How many nodes and relationships were counted, created or deleted."""
+
+    model_config = ConfigDict(frozen=True)
+
+    nodes: int
+    relationships: int
+
+
+class Repository:
+    """Reads and writes of one namespace; `read_only=True` refuses every write."""
+
+    def __init__(self, store: Store, namespace: str, *, read_only: bool = False) -> None:
+        self._store = store
+        self._namespace = check_namespace(namespace)
+        self._read_only = read_only
+
+    @property
+    def namespace(self) -> str:
+        return self._namespace
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    # --- reads ------------------------------------------------------------------------------
+
+    def next_request_seq(self) -> int:
+        """The seq the next request gets: one past the highest committed."""
+        return self._read(Q.NEXT_REQUEST_SEQ)[0]["seq"]
+
+    def index(self, from_seq: int = 1) -> list[IndexRequest]:
+        """The Historical State Index: ids, categories and summaries, from `from_seq` on."""
+        return self._index(from_seq, _NO_END)
+
+    def request_states(self, request_id: str) -> list[IndexState]:
+        """The index lines of one request's states (for a collapsed index entry)."""
+        seq = int(check_id("request", request_id)[1:])
+        found = self._index(seq, seq)
+        if not found:
+            raise self._not_found([request_id])
+        return found[0].states
+
+    def reveal(self, state_ids: Sequence[str]) -> list[RevealedState]:
+        """Full records of past states with their relations, closed at the far end."""
+        wanted = unique(check_id("state", i) for i in state_ids)
+        rows = self._read(Q.REVEAL_STATES, ids=wanted, types=_REVEAL_TYPES)
+        found = {}
+        for row in rows:
+            state = from_props(StateNode, row["state"])
+            views = sorted(
+                (RelationView.model_validate(r) for r in row["relations"]),
+                key=lambda v: (v.type, v.direction, v.other),
+            )
+            found[state.id] = RevealedState(state=state, relations=views)
+        return [found[i] for i in self._all_found(wanted, found)]
+
+    def expand(self, any_ids: Sequence[str]) -> list[Record]:
+        """Full records for a mix of request, state and observation ids, in the order asked."""
+        wanted = unique(any_ids)
+        by_kind: dict[str, list[str]] = {kind: [] for kind in _MODELS}
+        for value in wanted:
+            by_kind[kind_of(value)].append(value)
+        rows = self._read(
+            Q.EXPAND_IDS,
+            request_ids=by_kind["request"],
+            state_ids=by_kind["state"],
+            observation_ids=by_kind["observation"],
+        )
+        found: dict[str, Record] = {}
+        for row in rows:
+            record = from_props(_MODELS[row["kind"]], row["props"])
+            found[record.id] = record
+        return [found[i] for i in self._all_found(wanted, found)]
+
+    def get_request(self, request_id: str) -> Request:
+        return self._get(Request, check_id("request", request_id))
+
+    def get_state(self, state_id: str) -> StateNode:
+        return self._get(StateNode, check_id("state", state_id))
+
+    def get_observation(self, observation_id: str) -> Observation:
+        return self._get(Observation, check_id("observation", observation_id))
+
+    def history(self) -> list[Request]:
+        """The namespace's committed requests, oldest first."""
+        return [from_props(Request, row["props"]) for row in self._read(Q.HISTORY)]
+
+    def load_draft(self) -> tuple[str, str] | None:
+        """The in-flight request's `(request_id, payload)`, if one was saved."""
+        rows = self._read(Q.LOAD_DRAFT)
+        return (rows[0]["request_id"], rows[0]["payload"]) if rows else None
+
+    def counts(self) -> GraphCounts:
+        """Nodes and relationships the namespace holds, drafts included."""
+        [row] = self._read(Q.COUNT_NAMESPACE)
+        return GraphCounts(nodes=row["nodes"], relationships=row["relationships"])
+
+    def bundles(self) -> list[RequestBundle]:
+        """Every committed request with what it produced, oldest first."""
+        return [_bundle(row) for row in self._read(Q.EXPORT_BUNDLES, types=_STATE_TYPES)]
+
+    def export_jsonl(self) -> Iterator[str]:
+        """The namespace as JSON Lines (see `flowstate.store.export`), newline-terminated."""
+        return export.bundle_lines(self.bundles())
+
+    # --- writes -----------------------------------------------------------------------------
+
+    def commit(self, bundle: RequestBundle) -> None:
+        """Write one finished request in one transaction, replacing its draft; all or nothing."""
+        self._writable("commit")
+        bundle = revalidate(bundle)
+        if bundle.request.namespace != self._namespace:
+            raise ValidationFailed(
+                f"bundle of {bundle.request.id} belongs to namespace {bundle.request.namespace!r}, "
+                f"not {self._namespace!r}"
+            )
+        self._store.transaction(lambda tx: write_bundle(tx, self._namespace, bundle))
+
+    def save_draft(self, request_id: str, payload: str) -> None:
+        """Upsert the in-flight request's serialized active state (opaque JSON text)."""
+        self._writable("save a draft")
+        check_id("request", request_id)
+        if not isinstance(payload, str):
+            raise ValidationFailed("a draft payload must be a JSON string")
+        check_text(request_id, "draft payload", payload)
+        self._write(Q.SAVE_DRAFT, request_id=request_id, payload=payload)
+
+    def discard_draft(self, request_id: str) -> bool:
+        """Drop a request's draft; False when there was none."""
+        self._writable("discard a draft")
+        rows, _ = self._write(Q.DISCARD_DRAFT, request_id=check_id("request", request_id))
+        return rows[0]["deleted"] > 0
+
+    def forget_request(self, request_id: str) -> GraphCounts:
+        """Delete a request with its states, observations and relationships; re-link NEXT."""
+        self._writable("forget")
+        return self._forget(Q.FORGET_REQUEST, check_id("request", request_id))
+
+    def forget_state(self, state_id: str) -> GraphCounts:
+        """Delete one state and all its relationships."""
+        self._writable("forget")
+        return self._forget(Q.FORGET_STATE, check_id("state", state_id))
+
+    def forget_namespace(self) -> GraphCounts:
+        """Delete everything the namespace holds, drafts included."""
+        self._writable("forget")
+        _, changes = self._write(Q.FORGET_NAMESPACE)
+        return GraphCounts(nodes=changes.nodes_deleted, relationships=changes.relationships_deleted)
+
+    def import_jsonl(self, lines: Iterable[str]) -> GraphCounts:
+        """Load an export into this (empty) namespace in one transaction; returns what was created.
+
+        Every line is validated first; a bad one raises ValidationFailed naming its number.
+        """
+        self._writable("import")
+        bundles = export.parse_lines(lines, self._namespace)
+
+        def work(tx: Tx) -> GraphCounts:
+            [row] = tx.run(Q.COUNT_NAMESPACE, {"namespace": self._namespace})
+            if row["nodes"]:
+                raise ValidationFailed(
+                    f"namespace {self._namespace!r} is not empty ({row['nodes']} nodes); "
+                    "import into a new namespace"
+                )
+            for bundle in bundles:
+                write_bundle(tx, self._namespace, bundle)
+            return GraphCounts(
+                nodes=tx.changes.nodes_created, relationships=tx.changes.relationships_created
+            )
+
+        return self._store.transaction(work)
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def _read(self, name: Q, **params: object) -> list[Row]:
+        return self._store.read(name, {"namespace": self._namespace, **params})
+
+    def _write(self, name: Q, **params: object) -> tuple[list[Row], Changes]:
+        return self._store.write(name, {"namespace": self._namespace, **params})
+
+    def _writable(self, action: str) -> None:
+        if self._read_only:
+            raise ReadOnlyError(f"cannot {action}: namespace {self._namespace!r} is open read-only")
+
+    def _index(self, from_seq: int, to_seq: int) -> list[IndexRequest]:
+        rows = self._read(Q.INDEX_GENERATION, from_seq=from_seq, to_seq=to_seq)
+        return [IndexRequest.model_validate(row) for row in rows]
+
+    def _get(self, cls: type[R], record_id: str) -> R:
+        [record] = self.expand([record_id])
+        assert isinstance(record, cls)
+        return record
+
+    def _forget(self, name: Q, record_id: str) -> GraphCounts:
+        rows, changes = self._write(name, id=record_id)
+        if not rows[0]["forgotten"]:
+            raise self._not_found([record_id])
+        return GraphCounts(nodes=changes.nodes_deleted, relationships=changes.relationships_deleted)
+
+    def _all_found(self, wanted: list[str], found: dict[str, object]) -> list[str]:
+        missing = [i for i in wanted if i not in found]
+        if missing:
+            raise self._not_found(missing)
+        return wanted
+
+    def _not_found(self, missing: list[str]) -> NotFoundError:
+        # Name only the caller's own ids; never hint whether they exist in another namespace.
+        return NotFoundError(f"not found in namespace {self._namespace!r}: {', '.join(missing)}")
+
+
+def _bundle(row: Row) -> RequestBundle:
+    return RequestBundle(
+        request=from_props(Request, row["request"]),
+        states=[from_props(StateNode, p) for p in row["states"]],
+        observations=[from_props(Observation, p) for p in row["observations"]],
+        relations=[Relation.model_validate(r) for r in row["relations"]],
+        evidence=[Evidence.model_validate(e) for e in row["evidence"]],
+    )

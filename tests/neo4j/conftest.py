@@ -1,0 +1,168 @@
+"""Fixtures for the store tests: one Store per session (schema ensured once), one Repository
+per test in its own namespace (forgotten afterwards), and a driver of our own for checks that
+must not trust the code under test."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import neo4j
+import pytest
+
+from flowstate.models import (
+    Category,
+    Evidence,
+    Observation,
+    Outcome,
+    Relation,
+    RelationType,
+    Request,
+    RequestBundle,
+    StateNode,
+    Usage,
+)
+from flowstate.settings import Neo4jSettings
+from flowstate.store import Repository, Store
+
+T0 = datetime(2025, 3, 1, 9, 30, 0, 123456, tzinfo=UTC)
+
+
+@pytest.fixture(scope="session")
+def store(neo4j_settings: Neo4jSettings) -> Iterator[Store]:
+    with Store.connect(neo4j_settings) as store:
+        yield store
+
+
+@pytest.fixture(scope="session")
+def raw(neo4j_settings: Neo4jSettings) -> Iterator[Raw]:
+    driver = neo4j.GraphDatabase.driver(
+        neo4j_settings.uri, auth=neo4j_settings.auth(), notifications_min_severity="OFF"
+    )
+    with driver:
+        yield Raw(driver, neo4j_settings.database)
+
+
+@pytest.fixture
+def repo(store: Store, namespace: str) -> Iterator[Repository]:
+    repo = Repository(store, namespace)
+    yield repo
+    repo.forget_namespace()
+
+
+@pytest.fixture
+def other_repo(store: Store, namespace: str) -> Iterator[Repository]:
+    """A second namespace, for isolation tests."""
+    repo = Repository(store, f"{namespace}_other"[:128])
+    yield repo
+    repo.forget_namespace()
+
+
+@pytest.fixture
+def make(namespace: str) -> Factory:
+    return Factory(namespace)
+
+
+@pytest.fixture
+def other_make(other_repo: Repository) -> Factory:
+    return Factory(other_repo.namespace)
+
+
+class Raw:
+    """Direct Cypher against the test server, independent of flowstate.store."""
+
+    def __init__(self, driver: neo4j.Driver, database: str) -> None:
+        self.driver, self.database = driver, database
+
+    def rows(self, text: str, **params: Any) -> list[dict[str, Any]]:
+        result = self.driver.execute_query(text, params, database_=self.database)
+        return [r.data() for r in result.records]
+
+    def count(self, namespace: str) -> tuple[int, int]:
+        """Every node with that namespace property, whatever its label, and their edges."""
+        [row] = self.rows(
+            "MATCH (n) WHERE n.namespace = $ns "
+            "OPTIONAL MATCH (n)-[r]-() RETURN count(DISTINCT n) AS n, count(DISTINCT r) AS r",
+            ns=namespace,
+        )
+        return row["n"], row["r"]
+
+
+class Factory:
+    """Builds valid records of one namespace with readable defaults."""
+
+    def __init__(self, namespace: str) -> None:
+        self.namespace = namespace
+        self._clock = itertools.count(1)  # records are created in the order they are built
+
+    def _tick(self, rid: str) -> datetime:
+        return T0 + timedelta(hours=int(rid[1:]), seconds=next(self._clock))
+
+    def request(self, seq: int, **fields: Any) -> Request:
+        base = {
+            "namespace": self.namespace,
+            "id": f"r{seq}",
+            "seq": seq,
+            "text": f"request number {seq}",
+            "summary": f"summary of r{seq}",
+            "outcome": Outcome.ANSWERED,
+            "answer": f"answer {seq}",
+            "steps": 3,
+            "started_at": T0 + timedelta(hours=seq),
+            "finished_at": T0 + timedelta(hours=seq, minutes=2),
+            "usage": Usage(prompt_tokens=100 * seq, completion_tokens=10 * seq, calls=seq),
+        }
+        return Request(**{**base, **fields})
+
+    def state(
+        self, rid: str, key: str, category: Category = Category.ENVIRONMENT, **fields: Any
+    ) -> StateNode:
+        base = {
+            "namespace": self.namespace,
+            "id": f"{rid}.{key}",
+            "request_id": rid,
+            "key": key,
+            "category": category,
+            "summary": f"summary of {rid}.{key}",
+            "content": f"content of {rid}.{key}",
+            "created_at": (created := self._tick(rid)),
+            "updated_at": created + timedelta(milliseconds=1),
+        }
+        return StateNode(**{**base, **fields})
+
+    def observation(self, rid: str, n: int, **fields: Any) -> Observation:
+        base = {
+            "namespace": self.namespace,
+            "id": f"{rid}.o{n}",
+            "request_id": rid,
+            "step": n,
+            "tool": "search_hotels",
+            "arguments": '{"city":"Lisbon"}',
+            "output": f"output {n} of {rid}",
+            "created_at": self._tick(rid),
+        }
+        return Observation(**{**base, **fields})
+
+    def bundle(
+        self,
+        seq: int,
+        states: Sequence[str | StateNode] = (),
+        relations: Sequence[tuple[RelationType, str, str]] = (),
+        observations: int | Sequence[Observation] = 0,
+        evidence: Sequence[tuple[str, str]] = (),
+        **request_fields: Any,
+    ) -> RequestBundle:
+        """`states` are keys (or ready StateNodes), `observations` a count (or ready ones);
+        relations and evidence use full ids."""
+        rid = f"r{seq}"
+        if isinstance(observations, int):
+            observations = [self.observation(rid, n) for n in range(1, observations + 1)]
+        return RequestBundle(
+            request=self.request(seq, **request_fields),
+            states=[s if isinstance(s, StateNode) else self.state(rid, s) for s in states],
+            relations=[Relation(type=t, source=a, target=b) for t, a, b in relations],
+            observations=list(observations),
+            evidence=[Evidence(state=s, observation=o) for s, o in evidence],
+        )

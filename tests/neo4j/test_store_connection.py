@@ -1,0 +1,63 @@
+"""Connecting, the schema, and what a dead or wrong server looks like."""
+
+from __future__ import annotations
+
+import pytest
+
+from flowstate.errors import StoreError, StoreUnavailable
+from flowstate.settings import Neo4jSettings
+from flowstate.store import Store
+from flowstate.store.catalog import Q, query
+
+pytestmark = pytest.mark.neo4j
+
+
+def test_dead_server_is_store_unavailable_with_advice():
+    settings = Neo4jSettings(uri="bolt://127.0.0.1:1")
+    with pytest.raises(StoreUnavailable) as info:
+        Store.connect(settings)
+    message = str(info.value)
+    assert "bolt://127.0.0.1:1" in message
+    assert "FLOWSTATE_NEO4J_URI" in message
+    assert info.value.__cause__ is not None
+
+
+def test_malformed_uri_is_store_error():
+    with pytest.raises(StoreError, match="nonsense"):
+        Store.connect(Neo4jSettings(uri="nonsense://where"))
+
+
+def test_unknown_database_is_named(neo4j_settings):
+    settings = neo4j_settings.model_copy(update={"database": "nosuchdb"})
+    with pytest.raises(StoreError, match="nosuchdb"):
+        Store.connect(settings, ensure_schema=False)
+
+
+def test_connect_is_idempotent_and_closes(neo4j_settings):
+    # Applying the schema a second time must be a no-op, not an error.
+    with Store.connect(neo4j_settings) as store:
+        store.verify()
+    with Store.connect(neo4j_settings) as again:
+        again.verify()
+
+
+def test_schema_is_in_place_and_online(store, raw):
+    names = {r["name"] for r in raw.rows("SHOW CONSTRAINTS YIELD name")}
+    assert {
+        "flowstate_request_id",
+        "flowstate_state_id",
+        "flowstate_observation_id",
+        "flowstate_draft_request",
+    } <= names
+    indexes = {r["name"]: r["state"] for r in raw.rows("SHOW INDEXES YIELD name, state")}
+    for name in (
+        "flowstate_request_seq",
+        "flowstate_state_request",
+        "flowstate_observation_request",
+    ):
+        assert indexes[name] == "ONLINE"
+
+
+@pytest.mark.parametrize("name", [q for q in Q if q is not Q.SCHEMA])
+def test_every_catalog_query_compiles(raw, name):
+    raw.rows("EXPLAIN " + query(name))

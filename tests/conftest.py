@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from flowstate.local.probe import bolt_answers
 from flowstate.local.server import LocalServer
 from flowstate.local.testing import Source, choose_source, docker_answers
 from flowstate.settings import LocalServerSettings, Neo4jSettings
@@ -39,6 +40,10 @@ def _testcontainers() -> Iterator[Neo4jSettings]:
 
 def _local_server() -> Iterator[Neo4jSettings]:
     local = LocalServerSettings()
+    if LocalServer(local).info() is None and bolt_answers(local.bolt_port):
+        # A Neo4j we did not start already answers there: use it as the demo would.
+        yield Neo4jSettings(uri=local.bolt_uri)
+        return
     server = LocalServer(local)
     result = server.start()
     try:

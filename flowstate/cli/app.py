@@ -5,14 +5,22 @@ from __future__ import annotations
 import click
 
 from flowstate.bench.cli import bench
+from flowstate.cli.demo_command import demo
+from flowstate.cli.memory_commands import COMMANDS
 from flowstate.cli.neo4j_commands import neo4j
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="flowstate")
 def main() -> None:
-    """FlowState: the agent's execution state, kept in Neo4j, is its memory."""
+    """FlowState: the agent's execution state, kept in Neo4j, is its memory.
+
+    \b
+    Start here:
+      flowstate demo            # eight requests of a trip, offline
+      flowstate index -N demo   # what the model sees of the past
+    """
 
 
-main.add_command(neo4j)
-main.add_command(bench)
+for command in [demo, *COMMANDS, neo4j, bench]:
+    main.add_command(command)

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from flowstate.errors import FlowStateError, UsageError
+from flowstate.errors import FlowStateError, LocalServerError, UsageError
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -24,13 +24,20 @@ def fails_cleanly(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except UsageError as e:
-            click.echo(f"Error: {e}", err=True)
+            click.echo(f"Error: {one_line(str(e))}", err=True)
             sys.exit(EXIT_USAGE)
+        except LocalServerError as e:
+            click.echo(f"Error: {e}", err=True)  # keeps the server log tail it quotes
+            sys.exit(EXIT_FAILURE)
         except FlowStateError as e:
-            click.echo(f"Error: {e}", err=True)
+            click.echo(f"Error: {one_line(str(e))}", err=True)
             sys.exit(EXIT_FAILURE)
 
     return wrapper
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def emit(data: Any, as_json: bool, human: str) -> None:

@@ -74,8 +74,11 @@ def status(as_json: bool) -> None:
     server = _local()
     info = server.info()
     if info is None:
-        emit({"running": False, "data_dir": str(server.home)}, as_json,
-             f"Neo4j is not running (data folder {server.home}).")  # fmt: skip
+        emit(
+            {"running": False, "data_dir": str(server.home)},
+            as_json,
+            f"Neo4j is not running (data folder {server.home}).",
+        )
         sys.exit(EXIT_FAILURE)
     data = {"running": True, **info.__dict__, "browser_url": info.browser_url}
     human = (

@@ -21,7 +21,14 @@ from flowstate.errors import NotFoundError, UsageError
 from flowstate.llm.client import Completion, ModelClient
 from flowstate.models import ids
 from flowstate.models.active import ActiveState
-from flowstate.models.records import MAX_REQUEST_TEXT_CHARS, Outcome, Relation, Usage, utcnow
+from flowstate.models.records import (
+    MAX_REQUEST_TEXT_CHARS,
+    Observation,
+    Outcome,
+    Relation,
+    Usage,
+    utcnow,
+)
 from flowstate.models.step import StepOutput
 from flowstate.rules import Visibility
 from flowstate.store.repository import Repository
@@ -44,6 +51,16 @@ class RunResult:
     rejections: int  # how many rule violations or parse failures the model was told about
     error: str | None = None  # why the request failed, when it did
     prompts: list[list[dict[str, str]]] = field(default_factory=list, repr=False)
+    replies: list[str] = field(default_factory=list, repr=False)  # raw model text per call
+    observations: list[Observation] = field(default_factory=list, repr=False)  # all, cited or not
+
+
+@dataclass
+class _Trace:
+    """What this process saw of a request: prompts sent and replies received."""
+
+    prompts: list[list[dict[str, str]]] = field(default_factory=list)
+    replies: list[str] = field(default_factory=list)
 
 
 class Agent:
@@ -77,14 +94,15 @@ class Agent:
     async def arun(self, text: str) -> RunResult:
         """`run` for asyncio: the model call is awaited; database calls run in a thread."""
         active = await asyncio.to_thread(self._begin, text)
-        prompts: list[list[dict[str, str]]] = []
+        trace = _Trace()
         while True:
             rendered, msgs = self._prompt(active)
-            prompts.append(msgs)
+            trace.prompts.append(msgs)
             completion = await self.model.acomplete(msgs, StepOutput)
+            trace.replies.append(completion.text)
             verdict = self.logic.absorb(active, completion, self._visibility(active, rendered))
             if verdict.done:
-                return await asyncio.to_thread(self._finish, active, verdict, prompts)
+                return await asyncio.to_thread(self._finish, active, verdict, trace)
             await asyncio.to_thread(self._act, active)
             await asyncio.to_thread(self._after_step, active)
 
@@ -134,14 +152,15 @@ class Agent:
         return active
 
     def _drive(self, active: ActiveState) -> RunResult:
-        prompts: list[list[dict[str, str]]] = []
+        trace = _Trace()
         while True:
             rendered, msgs = self._prompt(active)
-            prompts.append(msgs)
+            trace.prompts.append(msgs)
             completion: Completion[StepOutput] = self.model.complete(msgs, StepOutput)
+            trace.replies.append(completion.text)
             verdict = self.logic.absorb(active, completion, self._visibility(active, rendered))
             if verdict.done:
-                return self._finish(active, verdict, prompts)
+                return self._finish(active, verdict, trace)
             self._act(active)
             self._after_step(active)
 
@@ -187,9 +206,7 @@ class Agent:
             # Forgotten since the index was rendered: tell the model instead of failing.
             active.rejections.append(f"access: {e}")
 
-    def _finish(
-        self, active: ActiveState, verdict: StepVerdict, prompts: list[list[dict[str, str]]]
-    ) -> RunResult:
+    def _finish(self, active: ActiveState, verdict: StepVerdict, trace: _Trace) -> RunResult:
         bundle = bundle_of(active, verdict.outcome, verdict.answer, verdict.summary, utcnow())
         self.repo.commit(bundle)  # one transaction; it also deletes the draft
         self._refresh_index(bundle.relations)
@@ -204,7 +221,9 @@ class Agent:
             revealed=list(active.revealed),
             rejections=active.rejected_total,
             error=verdict.error,
-            prompts=prompts,
+            prompts=trace.prompts,
+            replies=trace.replies,
+            observations=list(active.observations.values()),
         )
 
     def _refresh_index(self, relations: Iterable[Relation] = ()) -> None:

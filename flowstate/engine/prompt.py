@@ -61,7 +61,20 @@ def tools_section(tools: Iterable[Tool]) -> str:
     listed = [t.schema()["function"] | {"consequential": t.consequential} for t in tools]
     if not listed:
         return "Tools: none. Answer with a final action."
-    return "Tools (JSON schemas):\n" + json.dumps(listed, ensure_ascii=False, indent=1)
+    return "Tools (JSON schemas):\n" + "\n".join(
+        json.dumps(_untitled(t), ensure_ascii=False, separators=(",", ":")) for t in listed
+    )
+
+
+def _untitled(schema: object) -> object:
+    """Drop pydantic's generated `title` keys: they repeat the property names."""
+    if isinstance(schema, dict):
+        return {
+            k: _untitled(v) for k, v in schema.items() if k != "title" or not isinstance(v, str)
+        }
+    if isinstance(schema, list):
+        return [_untitled(v) for v in schema]
+    return schema
 
 
 def messages(

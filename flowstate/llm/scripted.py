@@ -97,9 +97,15 @@ class ScriptedModel:
         return None if self._outputs is None else len(self._outputs) - self._next
 
     def client(self, **kwargs: Any) -> LiteLLMClient:
-        """A `LiteLLMClient` for this script."""
+        """A `LiteLLMClient` for this script.
+
+        Scripts answer in the schema by construction, so by default the client sends the
+        schema as `response_format` (like a provider with structured output) instead of
+        adding it to the prompt; token counts are then those of the engine's own messages.
+        """
         from flowstate.llm.client import LiteLLMClient
 
+        kwargs.setdefault("structured", True)
         return LiteLLMClient(self.model, **kwargs)
 
     def answer(self, messages: list[Message], response_format: dict[str, Any] | None) -> str:

@@ -34,20 +34,20 @@ def observation_id(request: str, n: int) -> str:
 
 def is_key(text: str) -> bool:
     # `o<digits>` is reserved so that a state id can never collide with an observation id.
-    return bool(_KEY.match(text)) and not _RESERVED_KEY.match(text)
+    return bool(_KEY.fullmatch(text)) and not _RESERVED_KEY.fullmatch(text)
 
 
 def is_request_id(text: str) -> bool:
-    return bool(_REQUEST.match(text))
+    return bool(_REQUEST.fullmatch(text))
 
 
 def is_observation_id(text: str) -> bool:
     # Observation ids look like state ids whose key is o<digits>; keys of that shape are reserved.
-    return bool(_OBSERVATION.match(text))
+    return bool(_OBSERVATION.fullmatch(text))
 
 
 def is_state_id(text: str) -> bool:
-    return bool(_STATE.match(text)) and not is_observation_id(text)
+    return bool(_STATE.fullmatch(text)) and not is_observation_id(text)
 
 
 def request_of(any_id: str) -> str:

@@ -85,7 +85,7 @@ def test_sequence_through_litellm(spy: list[dict[str, Any]]) -> None:
 
 def test_usage_is_counted_by_tiktoken() -> None:
     model = ScriptedModel.sequence("usage", [FINAL])
-    done = model.client().complete(ASK, StepOutput)
+    done = model.client(structured=False).complete(ASK, StepOutput)
     (call,) = model.calls
     assert done.usage.calls == 1
     assert done.usage.prompt_tokens == count_messages(call.messages) > count_messages(ASK)
@@ -232,7 +232,7 @@ def test_backoff_grows_and_is_capped() -> None:
 
 def test_without_schema_support_the_schema_goes_into_the_system_message() -> None:
     model = ScriptedModel.sequence("text", [FINAL, FINAL])
-    client = model.client()
+    client = model.client(structured=None)
     assert client.structured is False  # litellm does not claim schema support for it
     client.complete(ASK, StepOutput)
     client.complete([{"role": "system", "content": "You are FlowState."}, *ASK], StepOutput)
@@ -321,7 +321,9 @@ def test_async_sequence_and_policy(spy: list[dict[str, Any]]) -> None:
     )
 
     async def run() -> tuple[Completion[StepOutput], Completion[StepOutput]]:
-        return await seq.acomplete(ASK, StepOutput), await pol.client().acomplete(ASK, StepOutput)
+        return await seq.acomplete(ASK, StepOutput), await pol.client(structured=False).acomplete(
+            ASK, StepOutput
+        )
 
     first, second = asyncio.run(run())
     assert first.value == StepOutput(action=FinalAnswer(type="final", answer="Booked."))
@@ -356,3 +358,12 @@ def test_importing_flowstate_does_not_import_litellm() -> None:
 def test_scripted_doctests() -> None:
     result = doctest.testmod(flowstate.llm.scripted)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_scripted_clients_send_the_schema_as_response_format_by_default() -> None:
+    model = ScriptedModel.sequence("structured-default", [FINAL])
+    model.client().complete(ASK, StepOutput)
+    (call,) = model.calls
+    assert call.messages == ASK  # nothing added to the prompt
+    assert call.response_format is not None
+    assert call.response_format["json_schema"]["schema"]["title"] == "StepOutput"

@@ -1,0 +1,125 @@
+"""`flowstate demo`: eight requests of a group trip, memory carried across them."""
+
+from __future__ import annotations
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from flowstate.cli.common import emit, fails_cleanly
+from flowstate.cli.connect import open_memory
+from flowstate.demo.runner import DemoReport, RequestRow, run_demo
+from flowstate.demo.scenario import REQUESTS, scripted_policy
+from flowstate.llm.client import LiteLLMClient
+from flowstate.llm.scripted import ScriptedModel
+
+BROWSER_QUERY = (
+    "MATCH (r:Request {{namespace: '{ns}'}})-[p:PRODUCED]->(n)\n"
+    "OPTIONAL MATCH (n)-[rel]->(m {{namespace: '{ns}'}})\n"
+    "RETURN r, p, n, rel, m"
+)
+
+
+@click.command()
+@click.option("--namespace", "-N", default="demo", show_default=True, help="Where the demo writes.")
+@click.option("--reset", is_flag=True, help="Empty the namespace first.")
+@click.option(
+    "--model",
+    "-m",
+    default=None,
+    help="Run the same scenario with a real litellm model instead of the scripted one.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@fails_cleanly
+def demo(namespace: str, reset: bool, model: str | None, as_json: bool) -> None:
+    """Plan a group trip over eight requests, then compare tokens with the full-history way.
+
+    Runs offline with a scripted model by default; starts the local Neo4j when none is set.
+
+    \b
+    Examples:
+      flowstate demo
+      flowstate demo --reset -N demo --json
+      flowstate demo -m gpt-4o-mini        # needs OPENAI_API_KEY
+    """
+    console = Console(stderr=True, quiet=as_json)
+    client = (
+        LiteLLMClient(model)
+        if model
+        else ScriptedModel.policy("flowstate-demo", scripted_policy).client()
+    )
+    with open_memory(namespace) as fs:
+        if reset and fs.history():
+            fs.repository.forget_namespace()
+            console.print(f"Emptied namespace [bold]{namespace}[/].")
+        before = len(fs.history())
+        if before:
+            console.print(
+                f"Namespace {namespace} already holds {before} requests; the demo "
+                "continues after them (--reset starts clean)."
+            )
+        with console.status("starting") as status:
+            report = run_demo(
+                fs,
+                client,
+                on_request=lambda n, text: status.update(
+                    f"request {n}/{len(REQUESTS)}: {text[:60]}"
+                ),
+                on_done=lambda row: console.print(_progress_line(row)),
+            )
+    if as_json:
+        emit(report.as_dict() | {"browser_query": BROWSER_QUERY.format(ns=namespace)}, True, "")
+        return
+    _print_report(Console(width=max(Console().width, 100)), report)
+
+
+def _progress_line(row: RequestRow) -> str:
+    return (
+        f"[green]{row.request_id}[/] {row.steps} steps, +{row.states_added} states, "
+        f"{row.revealed} revealed -> {row.answer[:90]}"
+    )
+
+
+def _print_report(console: Console, report: DemoReport) -> None:
+    table = Table(title=f"FlowState demo - namespace {report.namespace} - model {report.model}")
+    for name in (
+        "request",
+        "steps",
+        "+states",
+        "revealed",
+        "prompt tokens",
+        "full-history",
+        "saving",
+    ):
+        table.add_column(name, justify="left" if name == "request" else "right")
+    for r in report.rows:
+        saving = 1 - r.prompt_tokens / r.full_history_tokens if r.full_history_tokens else 0
+        table.add_row(
+            r.request_id,
+            str(r.steps),
+            str(r.states_added),
+            str(r.revealed),
+            f"{r.prompt_tokens:,}",
+            f"{r.full_history_tokens:,}",
+            f"{saving:.0%}",
+        )
+    table.add_row(
+        "total",
+        str(sum(r.steps for r in report.rows)),
+        str(sum(r.states_added for r in report.rows)),
+        str(sum(r.revealed for r in report.rows)),
+        f"{report.prompt_tokens:,}",
+        f"{report.full_history_tokens:,}",
+        f"{report.saving:.0%}",
+        style="bold",
+    )
+    console.print(table)
+    console.print(f"\nLast answer: {report.rows[-1].answer}\n")
+    console.print(
+        "Tokens are counted with the same tokenizer on the real message lists of the "
+        "same steps.\nSee this run's memory in Neo4j Browser at "
+        "http://127.0.0.1:7474/browser/ (when using the local server) with:\n"
+    )
+    console.print(
+        BROWSER_QUERY.format(ns=report.namespace), markup=False, highlight=False, soft_wrap=True
+    )

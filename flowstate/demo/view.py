@@ -1,0 +1,82 @@
+"""Reading a FlowState prompt back, for scripted policies.
+
+A scripted policy sees only what a real model would see: the prompt text. This parser turns
+the sections `flowstate.engine.prompt` writes into lookups, so a policy can find state ids in
+the index and read revealed content, and fails visibly if memory did not deliver.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_INDEX_LINE = re.compile(
+    r"^  (r\d+)\.([a-z][a-z0-9_]*) \[(\w+)\] (.*?)(?:  \(SUPERSEDED by (\S+)\))?$", re.M
+)
+_REVEALED = re.compile(r"^- (r\d+\.[a-z][a-z0-9_]*) \[\w+\] .*\n  content: (.*)$", re.M)
+_OWN = re.compile(r"^- (r\d+)\.([a-z][a-z0-9_]*) \(key \2\) \[\w+\] .*\n  content: (.*)$", re.M)
+_COLLAPSED = re.compile(r"^(r\d+): .*\[\d+ states?; collapsed: access \1\]$", re.M)
+_OBSERVATION = re.compile(r"^  - (r\d+\.o\d+) (\w+)\(.*?\) \[(ok|error)\]\n  output: (.*)$", re.M)
+
+
+@dataclass
+class PromptView:
+    request_id: str
+    request: str
+    step: int
+    index: dict[str, dict[str, str | None]] = field(default_factory=dict)  # id -> key, superseded
+    revealed: dict[str, str] = field(default_factory=dict)  # id -> content
+    own: dict[str, str] = field(default_factory=dict)  # key -> content
+    observations: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (tool, out)
+    rejections: str = ""
+    collapsed: list[str] = field(default_factory=list)  # request ids not opened yet
+
+    def current(self, key: str) -> str | None:
+        """The id of the newest state with this key that nothing supersedes."""
+        found = [
+            sid
+            for sid, line in self.index.items()
+            if line["key"] == key and not line["superseded_by"]
+        ]
+        return max(found, key=lambda s: int(s.split(".")[0][1:]), default=None)
+
+    def content(self, key: str) -> Any:
+        """Revealed content of the current state with this key, parsed as JSON."""
+        sid = self.current(key)
+        if sid is None or sid not in self.revealed:
+            raise LookupError(f"{key} is not revealed")
+        return json.loads(self.revealed[sid])
+
+    def last_output(self, tool: str) -> Any:
+        outputs = [out for t, out in self.observations.values() if t == tool]
+        if not outputs:
+            raise LookupError(f"no {tool} output yet")
+        return json.loads(outputs[-1])
+
+    def last_observation(self, tool: str) -> str:
+        return [oid for oid, (t, _) in self.observations.items() if t == tool][-1]
+
+
+def parse(messages: list[dict[str, Any]]) -> PromptView:
+    text = messages[-1]["content"]
+    request = re.search(r"^# User request \((r\d+)\)\n(.*?)(?=\n\n# |\n\nStep )", text, re.M | re.S)
+    step = re.search(r"^Step (\d+) of \d+", text, re.M)
+    if request is None or step is None:
+        raise ValueError("not a FlowState prompt")
+    view = PromptView(request.group(1), request.group(2), int(step.group(1)))
+    # Index lines and the state lists of opened (collapsed) requests share one format.
+    for rid, key, _cat, _summary, superseded in _INDEX_LINE.findall(text):
+        view.index[f"{rid}.{key}"] = {"key": key, "superseded_by": superseded or None}
+    for sid, content in _REVEALED.findall(text):
+        view.revealed[sid] = content
+    for _rid, key, content in _OWN.findall(text):
+        view.own[key] = content
+    for oid, tool, _status, output in _OBSERVATION.findall(text):
+        view.observations[oid] = (tool, output)
+    opened = set(re.findall(r"^(r\d+):$", text, re.M))
+    view.collapsed = [r for r in _COLLAPSED.findall(text) if r not in opened]
+    if "# Rejected at your previous step" in text:
+        view.rejections = text.split("# Rejected at your previous step", 1)[1]
+    return view

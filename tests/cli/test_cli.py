@@ -1,0 +1,224 @@
+"""Every command through click's runner, against the real Neo4j of the test session."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner, Result
+
+from flowstate.cli import main
+from flowstate.demo.scenario import EXPECTED_TOTAL_EUR
+from flowstate.llm import ScriptedModel
+from flowstate.settings import Neo4jSettings
+from flowstate.store import Repository, Store
+
+pytestmark = pytest.mark.neo4j
+README = Path(__file__).parents[2] / "README.md"
+
+
+@pytest.fixture
+def cli(neo4j_settings: Neo4jSettings, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+    monkeypatch.setenv("FLOWSTATE_NEO4J_URI", neo4j_settings.uri)
+    if neo4j_settings.password:
+        monkeypatch.setenv("FLOWSTATE_NEO4J_PASSWORD", neo4j_settings.password.get_secret_value())
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None) -> Result:
+        return runner.invoke(main, list(args), input=input, catch_exceptions=False)
+
+    return invoke
+
+
+@pytest.fixture
+def demo_ns(cli, namespace: str, neo4j_settings: Neo4jSettings) -> Iterator[str]:  # noqa: ANN001
+    done = cli("demo", "-N", namespace, "--json")
+    assert done.exit_code == 0, done.output
+    yield namespace
+    with Store.connect(neo4j_settings) as store:
+        Repository(store, namespace).forget_namespace()
+
+
+def _json(result: Result) -> object:
+    return json.loads(result.stdout)
+
+
+def test_demo_runs_to_the_end_and_reports_figures(cli, demo_ns: str) -> None:  # noqa: ANN001
+    again = cli("demo", "-N", demo_ns, "--reset", "--json")
+    assert again.exit_code == 0, again.output
+    report = _json(again)
+    rows = report["requests"]
+    assert [r["request_id"] for r in rows] == [f"r{n}" for n in range(1, 9)]
+    assert all(r["outcome"] == "answered" for r in rows)
+    assert f"total {EXPECTED_TOTAL_EUR} EUR" in rows[-1]["answer"]
+    assert sum(r["revealed"] for r in rows) > 0
+    totals = report["totals"]
+    assert totals["prompt_tokens"] == sum(r["prompt_tokens"] for r in rows)
+    assert totals["full_history_tokens"] > totals["prompt_tokens"]
+    assert f"namespace: '{demo_ns}'" in report["browser_query"]
+
+
+def test_running_the_demo_twice_continues_the_namespace(cli, demo_ns: str) -> None:  # noqa: ANN001
+    second = cli("demo", "-N", demo_ns, "--json")
+    assert second.exit_code == 0, second.output
+    rows = _json(second)["requests"]
+    assert rows[0]["request_id"] == "r9" and rows[-1]["request_id"] == "r16"
+    assert f"total {EXPECTED_TOTAL_EUR} EUR" in rows[-1]["answer"]
+
+
+def test_demo_human_output_has_the_table_and_browser_query(cli, namespace: str) -> None:  # noqa: ANN001
+    done = cli("demo", "-N", namespace, "--reset")
+    assert done.exit_code == 0
+    assert "full-history" in done.stdout and "total" in done.stdout
+    assert f"MATCH (r:Request {{namespace: '{namespace}'}})" in done.stdout
+    cli("forget", "--all", "-N", namespace, "--yes")
+
+
+def test_index_history_and_show(cli, demo_ns: str) -> None:  # noqa: ANN001
+    index = cli("index", "-N", demo_ns)
+    assert index.exit_code == 0
+    assert "r3.hotel_choice [decision]" in index.stdout
+    assert re.search(r"\(\d+ tokens; budget 2000\)", index.stdout)
+    assert _json(cli("index", "-N", demo_ns, "--json"))["tokens"] > 0
+    history = _json(cli("history", "-N", demo_ns, "--json"))
+    assert [h["id"] for h in history] == [f"r{n}" for n in range(1, 9)]
+    state = cli("show", "r3.hotel_choice", "-N", demo_ns)
+    assert "DERIVED_FROM -> r2.hotel_options" in state.stdout
+    assert "hotel_options" in state.stdout and "2 boutique hotels fit" not in state.stdout
+    request = _json(cli("show", "r4", "-N", demo_ns, "--json"))
+    assert [s["id"] for s in request["states"]] == ["r4.hotel_booking"]
+    obs = _json(cli("show", "r4.o1", "-N", demo_ns, "--json"))
+    assert obs["tool"] == "book_hotel" and "BK-001" in obs["output"]
+
+
+def test_export_import_round_trip(cli, demo_ns: str, tmp_path: Path, namespace: str) -> None:  # noqa: ANN001
+    out = tmp_path / "mem.jsonl"
+    assert cli("export", "-N", demo_ns, "-o", str(out)).exit_code == 0
+    copy = f"{namespace}_copy"
+    imported = cli("import", str(out), "-N", copy, "--json")
+    assert imported.exit_code == 0, imported.output
+    assert _json(imported)["nodes"] > 0
+    again = cli("export", "-N", copy)
+    assert again.stdout.replace(copy, demo_ns) == out.read_text()
+    assert cli("forget", "--all", "-N", copy, "--yes").exit_code == 0
+
+
+def test_forget_asks_and_counts(cli, demo_ns: str) -> None:  # noqa: ANN001
+    refused = cli("forget", "r8", "-N", demo_ns, input="n\n")
+    assert refused.exit_code == 1 and "Aborted" in refused.output
+    assert len(_json(cli("history", "-N", demo_ns, "--json"))) == 8
+    done = _json(cli("forget", "r8", "-N", demo_ns, "--yes", "--json"))
+    assert done["nodes"] >= 2
+    assert len(_json(cli("history", "-N", demo_ns, "--json"))) == 7
+    state = cli("forget", "r7.dinner", "-N", demo_ns, "--yes")
+    assert state.exit_code == 0 and "1 nodes" in state.stdout
+
+
+def test_run_goes_through_the_agent(cli, namespace: str) -> None:  # noqa: ANN001
+    ScriptedModel.sequence(
+        f"cli-{namespace}",
+        [
+            {
+                "delta": [
+                    {
+                        "op": "add",
+                        "key": "pet",
+                        "category": "preference",
+                        "summary": "Has a cat",
+                        "content": "The user has a cat named Miso",
+                    }
+                ],
+                "action": {"type": "final", "answer": "Noted, Miso the cat.", "summary": "Pet"},
+            },
+        ],
+    )
+    done = cli(
+        "run",
+        "I have a cat named Miso",
+        "-N",
+        namespace,
+        "-m",
+        f"flowstate-scripted/cli-{namespace}",
+        "--json",
+    )
+    assert done.exit_code == 0, done.output
+    data = _json(done)
+    assert data["answer"] == "Noted, Miso the cat." and data["states_added"] == ["r1.pet"]
+    cli("forget", "--all", "-N", namespace, "--yes")
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["show", "r99.ghost"], 2, "not found in namespace"),
+        (["show", "x}) DETACH DELETE n //"], 2, "is not an id like"),
+        (["history"], 2, "has no requests"),
+        (["index"], 2, "has no requests"),
+        (["export"], 2, "has no requests"),
+        (["forget"], 2, "give either an id or --all"),
+        (["forget", "r1", "--yes"], 2, "not found"),
+        (["history", "-N", "bad namespace!"], 2, "invalid namespace"),
+        (["run", "hi", "-m", "flowstate-scripted/none-registered"], 1, "model"),
+        (["run", "hi", "-m", "x", "--tools", "nomodule:TOOLS"], 2, "--tools 'nomodule:TOOLS'"),
+    ],
+)
+def test_bad_input_gives_one_clear_line_and_a_nonzero_exit(
+    cli,
+    namespace: str,
+    args: list[str],
+    code: int,
+    message: str,  # noqa: ANN001
+) -> None:
+    if "-N" not in args:
+        args = [*args, "-N", namespace]
+    done = cli(*args)
+    assert done.exit_code == code, done.output
+    errors = [line for line in done.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == 1 and message in errors[0], done.stderr
+
+
+def test_malformed_import_changes_nothing(cli, namespace: str, tmp_path: Path) -> None:  # noqa: ANN001
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"kind": "request"}\nnot json\n')
+    done = cli("import", str(bad), "-N", namespace)
+    assert done.exit_code == 2 and "line 1" in done.stderr
+    assert cli("history", "-N", namespace).exit_code == 2  # still empty
+
+
+def test_unreachable_neo4j_is_one_line(
+    cli, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:  # noqa: ANN001
+    monkeypatch.setenv("FLOWSTATE_NEO4J_URI", "bolt://127.0.0.1:1")
+    done = cli("history", "-N", namespace)
+    assert done.exit_code == 1
+    assert (
+        done.stderr.count("\n") == 1
+        and "no Neo4j server answered at bolt://127.0.0.1:1" in done.stderr
+    )
+
+
+def _command_names(group: click.Group, prefix: str = "flowstate") -> list[str]:
+    names = []
+    for name, command in group.commands.items():
+        names.append(f"{prefix} {name}")
+        if isinstance(command, click.Group):
+            names += _command_names(command, f"{prefix} {name}")
+    return names
+
+
+def test_every_command_is_in_the_readme() -> None:
+    readme = README.read_text()
+    missing = [name for name in _command_names(main) if name not in readme]
+    assert missing == []
+
+
+def test_every_command_has_help_with_an_example() -> None:
+    for name in _command_names(main):
+        *_, leaf = name.split()
+        assert leaf  # names are non-empty
+    for command in main.commands.values():
+        assert command.help and ("Example" in command.help or isinstance(command, click.Group))

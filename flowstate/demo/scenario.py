@@ -182,7 +182,8 @@ def r4(v: PromptView) -> dict:
             add(
                 "hotel_booking",
                 "artifact",
-                f"Booked {booking['hotel']} {booking['check_in']}..{booking['check_out']}, ref {booking['ref']}",
+                f"Booked {booking['hotel']} {booking['check_in']}..{booking['check_out']}, "
+                f"ref {booking['ref']}",
                 booking,
                 [("DEPENDS_ON", v.current("hotel_choice"))],
                 [v.last_observation("book_hotel")],
@@ -249,7 +250,8 @@ def r6(v: PromptView) -> dict:
             add(
                 "outbound_flight",
                 "decision",
-                f"Flight {pick['id']} Berlin {pick['departs']} -> Lisbon {pick['arrives']}, {pick['price']} EUR pp",
+                f"Flight {pick['id']} Berlin {pick['departs']} -> Lisbon {pick['arrives']}, "
+                f"{pick['price']} EUR pp",
                 pick | {"passengers": people},
                 [("DEPENDS_ON", v.current("trip"))],
                 [v.last_observation("search_flights")],
@@ -282,7 +284,8 @@ def r7(v: PromptView) -> dict:
             add(
                 "dinner",
                 "artifact",
-                f"Dinner {booking['check_in']} at {pick['name']} ({pick['price_per_person']} EUR pp)",
+                f"Dinner {booking['check_in']} at {pick['name']} "
+                f"({pick['price_per_person']} EUR pp)",
                 pick | {"date": booking["check_in"]},
                 [("DEPENDS_ON", v.current("diet")), ("DEPENDS_ON", v.current("step_free"))],
                 [v.last_observation("search_restaurants")],

@@ -13,15 +13,26 @@ from flowstate.cli.common import fails_cleanly
 @click.option("--quick", is_flag=True, help="Smaller sizes and fewer repeats (about 5 minutes).")
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=click.Path(path_type=Path, file_okay=False),
     default=Path("bench-out"),
     show_default=True,
     help="Folder for the JSON report, Markdown table and plots.",
 )
+@click.option("--million", is_flag=True, help="Also measure a namespace of 1,000,000 states.")
+@click.option(
+    "--repeats",
+    type=click.IntRange(1, 50),
+    default=None,
+    help="Runs per engine measurement; figures are medians across them [3 quick, 5 full].",
+)
+@click.option("--keep", is_flag=True, help="Keep the bench_engine_* namespaces for a later run.")
 @click.pass_context
 @fails_cleanly
-def bench(ctx: click.Context, quick: bool, out: Path) -> None:
-    """Measure engine speed and token economy side by side.
+def bench(
+    ctx: click.Context, quick: bool, out: Path, million: bool, repeats: int | None, keep: bool
+) -> None:
+    """Measure engine speed at scale and token economy against full context, BM25 and
+    rolling summaries; write report.json, report.md and PNG plots into --out.
 
     \b
     Example:
@@ -29,4 +40,15 @@ def bench(ctx: click.Context, quick: bool, out: Path) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    raise click.UsageError("the engine and token suites are not built yet")
+    from flowstate.bench.runner import Plan, run
+    from flowstate.local.embedded import resolve_database
+    from flowstate.settings import LocalServerSettings, Neo4jSettings
+    from flowstate.store import Store
+
+    plan = Plan.from_options(quick, million, repeats, keep)
+    settings = resolve_database(Neo4jSettings(), LocalServerSettings(), click.echo)
+    with Store.connect(settings) as store:
+        result = run(store, plan, out)
+    for t in result["targets"]:
+        click.echo(f"{t['status']:>12}  {t['goal']}: {t['figure']}")
+    click.echo(f"Report: {out / 'report.md'} (JSON: {out / 'report.json'})")

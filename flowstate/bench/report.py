@@ -1,0 +1,123 @@
+"""The report: one JSON document for machines, one Markdown page for people."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+ENGINE_ROWS = (
+    ("step_ms", "step overhead (prompt + rules + reveal + draft)"),
+    ("commit_ms", "commit (50 states, 150 relations, 20 observations)"),
+    ("index_update_ms", "index update after a commit"),
+    ("index_render_ms", "index render, in memory (per step)"),
+    ("index_fetch_render_ms", "index fetch + render (agent start)"),
+    ("reveal_ms", "reveal of 8 states"),
+    ("delta_apply_ms", "delta of 10 ops: check + apply (pure)"),
+    ("request_start_ms", "request start (index refresh, seq, draft)"),
+    ("request_finish_ms", "request finish (final step, commit, index)"),
+)
+STRATEGY_NAMES = {
+    "flowstate": "FlowState",
+    "full_context": "Full context",
+    "bm25": "BM25 top-k",
+    "rolling_summary": "Rolling summary",
+    "flowstate_no_psa": "FlowState without PSA",
+}
+
+
+def write_json(report: dict[str, Any], path: Path) -> None:
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def engine_table(engine: dict[str, Any]) -> list[str]:
+    sizes = list(engine)
+    header = ["ms (p50 / p95 / p99)", *[f"{s} states" for s in sizes]]
+    rows = []
+    for key, label in ENGINE_ROWS:
+        cells = []
+        for s in sizes:
+            v = engine[s].get(key)
+            cells.append(f"{v['p50']:.2f} / {v['p95']:.2f} / {v['p99']:.2f}" if v else "-")
+        rows.append([label, *cells])
+    rows.append(["index tokens (budget)", *[_index(engine[s]["index"]) for s in sizes]])
+    rows.append(["peak RSS of the process (MB)", *[str(engine[s]["peak_rss_mb"]) for s in sizes]])
+    rows.append(["namespace build", *[_build(engine[s]["build"]) for s in sizes]])
+    return _table(header, rows)
+
+
+def _index(index: dict[str, Any]) -> str:
+    return f"{index['tokens']} ({index['budget']}); {index['collapsed_requests']} collapsed"
+
+
+def _build(build: dict[str, Any]) -> str:
+    if build["reused"]:
+        return "reused"
+    return f"{build['seconds']} s, commit p50 {build['commit_ms']['p50']:.0f} ms"
+
+
+def token_table(tokens: dict[str, Any]) -> list[str]:
+    header = ["depth", "strategy", "prompt tokens / request", "vs full context",
+              "last request", "recall", "extra LLM calls"]  # fmt: skip
+    rows = []
+    for depth, figures in tokens["by_depth"].items():
+        for name, f in figures.items():
+            rows.append(
+                [
+                    depth,
+                    STRATEGY_NAMES.get(name, name),
+                    f"{f['prompt_tokens']:,.0f}",
+                    f"{f['ratio_to_full_context']:.1%}",
+                    f"{f['last_request_prompt_tokens']:,} ({f['last_request_ratio']:.1%})",
+                    f"{f['recall']:.2f}",
+                    f"{f['extra_llm_calls']:g}",
+                ]
+            )
+    return _table(header, rows)
+
+
+def target_table(targets: list[dict[str, Any]]) -> list[str]:
+    mark = {"met": "met", "missed": "**missed**", "not measured": "not measured"}
+    rows = [[t["goal"], mark[t["status"]], t["figure"]] for t in targets]
+    return _table(["target", "status", "figure"], rows)
+
+
+def markdown(report: dict[str, Any]) -> str:
+    meta = report["meta"]
+    out = [
+        "# FlowState benchmark",
+        "",
+        f"`{meta['command']}` on {meta['machine']}, Neo4j {meta['neo4j']}, "
+        f"{meta['started']}, {meta['seconds']:.0f} s in all. Latency figures are the median "
+        f"across {meta['repeats']} runs of each run's percentiles.",
+        "",
+        "## Targets",
+        "",
+        *target_table(report["targets"]),
+    ]
+    if report.get("engine"):
+        out += ["", "## Engine (real Neo4j, no model)", "", *engine_table(report["engine"])]
+    if report.get("tokens"):
+        s = report["tokens"]["settings"]
+        out += [
+            "",
+            "## Tokens (same seeded requests for every strategy)",
+            "",
+            f"{s['requests']} requests, seed {s['seed']}; each needs facts from 1-4 requests "
+            f"earlier. BM25 k={s['bm25_k']}; rolling summary bounded at "
+            f"{s['summary_budget_tokens']} tokens by an oracle summariser (upper bound on its "
+            f"recall); index budget {s['index_budget_tokens']} tokens. FlowState: "
+            f"{s['flowstate']}; without PSA: {s['flowstate_no_psa']}.",
+            "",
+            *token_table(report["tokens"]),
+        ]
+    if report.get("notes"):
+        out += ["", "## Notes", "", *[f"- {n}" for n in report["notes"]]]
+    if report.get("plots"):
+        out += ["", "## Plots", "", *[f"![{p}]({p})" for p in report["plots"]]]
+    return "\n".join(out) + "\n"

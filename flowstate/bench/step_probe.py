@@ -1,0 +1,128 @@
+"""Step overhead: what the engine itself adds to every step, with the model call taken out.
+
+The real `Agent` runs real requests against the namespace; only the model is a double that
+answers a prepared plan instantly and stamps the clock on entry and exit. The time between
+leaving call k and entering call k+1 is exactly the engine's work for one step: absorbing the
+output (delta and access rules), revealing what was asked for, saving the draft, and building
+the next prompt (index render + messages). Parsing the reply is the model client's job, so
+the plan hands over ready `StepOutput` objects.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from flowstate.engine.agent import Agent, AgentConfig
+from flowstate.engine.index import HistoricalIndex, RenderedIndex
+from flowstate.llm.client import Completion
+from flowstate.models import StepOutput, Usage
+from flowstate.store import Repository
+
+STEPS = 6  # per request: 5 measured gaps (the last step answers and commits)
+OPS = 10  # delta operations per step
+ACCESS = 8  # past states revealed per step (the default limit K)
+
+
+@dataclass
+class TimingClient:
+    """A `ModelClient` that replays a plan and records when each call starts and ends."""
+
+    plan: list[StepOutput] = field(default_factory=list)
+    model: str = "bench-timing"
+    entered: list[float] = field(default_factory=list)
+    left: list[float] = field(default_factory=list)
+
+    def reset(self, plan: list[StepOutput]) -> None:
+        self.plan, self.entered, self.left = list(plan), [], []
+
+    def complete(self, messages: list[dict[str, Any]], schema: type) -> Completion:
+        self.entered.append(time.perf_counter())
+        out = self.plan.pop(0)
+        self.left.append(time.perf_counter())
+        return Completion("", out, Usage(calls=1))
+
+    async def acomplete(self, messages: list[dict[str, Any]], schema: type) -> Completion:
+        return self.complete(messages, schema)
+
+    def gaps_ms(self) -> list[float]:
+        return [(self.entered[k + 1] - self.left[k]) * 1e3 for k in range(len(self.left) - 1)]
+
+
+def _add(key: str, targets: list[str]) -> dict[str, Any]:
+    return {
+        "op": "add",
+        "key": key,
+        "category": "decision",
+        "summary": f"bench decision {key}",
+        "content": f"Decided {key} after reading {', '.join(targets) or 'nothing'}.",
+        "relations": [{"type": "DERIVED_FROM", "target": t} for t in targets],
+    }
+
+
+def _update(key: str, step: int) -> dict[str, Any]:
+    return {"op": "update", "key": key, "content": f"{key} revised at step {step}."}
+
+
+def plan_request(rendered: RenderedIndex, index: HistoricalIndex, rng: random.Random) -> list:
+    """Step 1 opens a collapsed request (or reveals listed states); steps 2..5 reveal 8 of its
+    states each and record 3 new states with relations to them plus 7 updates; step 6 answers."""
+    pool: list[str]
+    if rendered.collapsed:
+        opened = rng.choice(sorted(rendered.collapsed))
+        pool = [s.id for s in index.states_of(opened)]
+        first_access = [opened]
+    else:
+        pool = sorted(rendered.state_ids)
+        first_access = pool[:ACCESS]
+    rng.shuffle(pool)
+    own = [f"k{i:02d}" for i in range(OPS)]
+    steps = [{"delta": [_add(k, []) for k in own], "access": first_access}]
+    for step in range(2, STEPS):
+        ask = pool[(step - 2) * ACCESS : (step - 1) * ACCESS]
+        # Opened or listed states are visible, so new states may relate to any of them.
+        adds = [_add(f"n{step}_{i}", _pick(pool, step * 3 + i)) for i in range(3)]
+        updates = [_update(k, step) for k in own[: OPS - 3]]
+        steps.append({"delta": adds + updates, "access": ask})
+    last = [_update(k, STEPS) for k in own]
+    steps.append({"delta": last, "action": {"type": "final", "answer": "ok", "summary": "bench"}})
+    return [StepOutput.model_validate(s) for s in steps]
+
+
+def _pick(pool: list[str], at: int) -> list[str]:
+    return [pool[at % len(pool)], pool[(at + 1) % len(pool)]] if len(pool) > 1 else pool[:1]
+
+
+@dataclass
+class StepRun:
+    gaps_ms: list[float]
+    start_ms: float  # run() entry to the first model call: index refresh, seq, first draft
+    finish_ms: float  # last model call to run() return: final absorb, commit, index refresh
+    prompt_chars: int
+
+
+def run_requests(repo: Repository, index: HistoricalIndex, n: int, seed: int) -> list[StepRun]:
+    """`n` measured requests; each is forgotten afterwards so the namespace keeps its size."""
+    client = TimingClient()
+    agent = Agent(repo, client, config=AgentConfig(), index=index)
+    rng = random.Random(seed)
+    runs = []
+    for _ in range(n):
+        client.reset(plan_request(index.render(), index, rng))
+        t0 = time.perf_counter()
+        result = agent.run("bench: review the opened request and record decisions")
+        t1 = time.perf_counter()
+        if result.steps != STEPS or result.rejections:
+            raise RuntimeError(f"step probe went off plan: {result.error or result.rejections}")
+        runs.append(
+            StepRun(
+                client.gaps_ms(),
+                (client.entered[0] - t0) * 1e3,
+                (t1 - client.left[-1]) * 1e3,
+                sum(len(m["content"]) for m in result.prompts[-1]),
+            )
+        )
+        repo.forget_request(result.request_id)
+    return runs

@@ -1,0 +1,103 @@
+"""The goals the report is read against. They are goals, not assertions: a missed one is
+reported as missed, next to the figure it was judged on.
+
+>>> judge({"engine": {}, "tokens": {"by_depth": {}}})[0]["status"]
+'not measured'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MET, MISSED, NOT_MEASURED = "met", "missed", "not measured"
+STEP_SIZE = "100k"
+
+
+def _target(name: str, goal: str, ok: bool | None, figure: str) -> dict[str, Any]:
+    status = NOT_MEASURED if ok is None else (MET if ok else MISSED)
+    return {"target": name, "goal": goal, "status": status, "figure": figure}
+
+
+def _largest(engine: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    if not engine:
+        return None
+    return max(engine.items(), key=lambda kv: kv[1]["states"])
+
+
+def engine_targets(engine: dict[str, Any]) -> list[dict[str, Any]]:
+    step = engine.get(STEP_SIZE, {}).get("step_ms")
+    largest = _largest(engine)
+    seen = ""
+    if step is None and largest:
+        ref = largest[1]["step_ms"]
+        seen = f"not run at {STEP_SIZE}; at {largest[0]}: p50 {ref['p50']} ms, p99 {ref['p99']} ms"
+    out = [
+        _target(
+            "step_overhead_p50",
+            f"step overhead at {STEP_SIZE} states p50 <= 3 ms",
+            None if step is None else step["p50"] <= 3,
+            seen if step is None else f"{step['p50']} ms",
+        ),
+        _target(
+            "step_overhead_p99",
+            f"step overhead at {STEP_SIZE} states p99 <= 15 ms",
+            None if step is None else step["p99"] <= 15,
+            seen if step is None else f"{step['p99']} ms",
+        ),
+    ]
+    if largest is None:
+        out.append(_target("commit_p50", "commit p50 <= 30 ms", None, ""))
+    else:
+        label, size = largest
+        p50 = size["commit_ms"]["p50"]
+        out.append(
+            _target(
+                "commit_p50",
+                "commit of 50 states, 150 relations, 20 observations p50 <= 30 ms",
+                p50 <= 30,
+                f"{p50} ms at {label}",
+            )
+        )
+    return out
+
+
+def token_targets(tokens: dict[str, Any]) -> list[dict[str, Any]]:
+    depths = tokens.get("by_depth", {})
+    at50 = depths.get("50", {}).get("flowstate")
+    out = [
+        _target(
+            "tokens_depth_50",
+            "FlowState prompt tokens at depth 50 <= 25% of full context, recall 1.0",
+            None if at50 is None else at50["ratio_to_full_context"] <= 0.25 and at50["recall"] == 1,
+            ""
+            if at50 is None
+            else f"{at50['ratio_to_full_context']:.1%} of full context (last request "
+            f"{at50['last_request_ratio']:.1%}), recall {at50['recall']}",
+        )
+    ]
+    fs = [d["flowstate"] for d in depths.values()]
+    within = all(f["index_tokens_max"] <= f["index_budget"] for f in fs) if fs else None
+    worst = max((f["index_tokens_max"] for f in fs), default=0)
+    budget = fs[0]["index_budget"] if fs else 0
+    out.append(
+        _target(
+            "index_within_budget",
+            "the index stays within its token budget at every depth",
+            within,
+            f"largest index {worst} of {budget} tokens" if fs else "",
+        )
+    )
+    extra = max((f["extra_llm_calls"] for f in fs), default=0)
+    out.append(
+        _target(
+            "no_extra_calls",
+            "zero extra LLM calls to write memory",
+            (extra == 0) if fs else None,
+            f"{extra} extra calls per request" if fs else "",
+        )
+    )
+    return out
+
+
+def judge(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return engine_targets(report.get("engine", {})) + token_targets(report.get("tokens", {}))

@@ -14,8 +14,7 @@ $(BIN)/flowstate: pyproject.toml
 install: $(BIN)/flowstate
 
 demo: install
-	$(BIN)/flowstate neo4j start
-	$(BIN)/flowstate neo4j status
+	$(BIN)/flowstate demo
 
 test: install
 	$(BIN)/pytest

@@ -17,6 +17,14 @@ MAX_REQUEST_TEXT_CHARS = 100_000
 MAX_OBSERVATION_CHARS = 200_000
 
 
+# Everything str.splitlines() breaks on: a "one-line" summary must contain none of them.
+LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def is_one_line(text: str) -> bool:
+    return not any(ch in text for ch in LINE_BREAKS)
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -90,7 +98,7 @@ class StateNode(Record):
     @field_validator("summary")
     @classmethod
     def _one_line(cls, v: str) -> str:
-        if "\n" in v or "\r" in v:
+        if not is_one_line(v):
             raise ValueError("summary must be a single line")
         return v
 

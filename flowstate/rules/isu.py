@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from flowstate.models import ids
-from flowstate.models.records import Evidence, Relation, StateNode
+from flowstate.models.records import Evidence, Relation, StateNode, is_one_line
 from flowstate.models.step import AddOp, RemoveOp, UpdateOp
 from flowstate.models.vocab import RelationType
 from flowstate.rules.limits import Limits
@@ -110,7 +110,7 @@ def _check_text(
         text = summary or ""
         if not text.strip():
             out.append(Violation(where, "empty_summary", "summary must not be empty"))
-        elif "\n" in text or "\r" in text:
+        elif not is_one_line(text):
             out.append(Violation(where, "multiline_summary", "summary must be one line"))
         elif len(text) > limits.max_summary_chars:
             out.append(

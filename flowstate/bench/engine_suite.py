@@ -78,10 +78,11 @@ def measure_size(
     say: Say = print,
     build_progress: namespaces.Progress | None = None,
     run_done: Callable[[int], None] | None = None,
+    prefix: str = namespaces.PREFIX,
 ) -> dict[str, Any]:
-    built = namespaces.ensure(store, states, shape, build_progress)
+    built = namespaces.ensure(store, states, shape, build_progress, prefix=prefix)
     verb = "reused" if built.reused else f"built in {built.seconds:.1f}s"
-    say(f"{namespaces.namespace_for(states)}: {built.states} states, {verb}")
+    say(f"{built.repo.namespace}: {built.states} states, {verb}")
     runs = []
     for r in range(repeats):
         runs.append(one_run(built, shape, samples, seed=r + 1))

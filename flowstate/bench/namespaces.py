@@ -42,8 +42,11 @@ def size_label(states: int) -> str:
     return str(states)
 
 
-def namespace_for(states: int) -> str:
-    return f"bench_engine_{size_label(states)}"
+PREFIX = "bench_engine"
+
+
+def namespace_for(states: int, prefix: str = PREFIX) -> str:
+    return f"{prefix}_{size_label(states)}"
 
 
 def requests_for(states: int, shape: BundleShape) -> int:
@@ -67,9 +70,10 @@ def ensure(
     shape: BundleShape = DEFAULT_SHAPE,
     progress: Progress | None = None,
     seed: int = 0,
+    prefix: str = PREFIX,
 ) -> Built:
     """The namespace of `states` states: reused when intact, else forgotten and rebuilt."""
-    repo = Repository(store, namespace_for(states))
+    repo = Repository(store, namespace_for(states, prefix))
     requests = requests_for(states, shape)
     started = time.perf_counter()
     if intact(repo, requests, shape):

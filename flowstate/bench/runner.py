@@ -8,7 +8,7 @@ import platform
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from flowstate.bench import engine_suite, namespaces, plots, report, targets, token_suite
 from flowstate.bench.engine_suite import Samples
+from flowstate.bench.synthetic import DEFAULT_SHAPE, BundleShape
 from flowstate.errors import UsageError
 from flowstate.llm.client import json_instruction
 from flowstate.models import StepOutput
@@ -42,6 +43,8 @@ class Plan:
     keep: bool = False
     command: str = "flowstate bench"
     notes: tuple[str, ...] = field(default=())
+    prefix: str = namespaces.PREFIX  # of the engine namespaces: bench_engine_10k
+    shape: BundleShape = DEFAULT_SHAPE
 
     @classmethod
     def from_options(cls, quick: bool, million: bool, repeats: int | None, keep: bool) -> Plan:
@@ -92,15 +95,17 @@ def _engine(store: Store, plan: Plan, progress: Progress, say: Callable[[str], N
                 states,
                 plan.repeats,
                 plan.samples,
+                plan.shape,
                 say=say,
                 build_progress=built,
                 run_done=lambda r, task=runs: progress.update(task, completed=r),
+                prefix=plan.prefix,
             )
             progress.update(build, completed=1, total=1)
     finally:
         if not plan.keep:
             for states in plan.sizes:
-                repo = Repository(store, namespaces.namespace_for(states))
+                repo = Repository(store, namespaces.namespace_for(states, plan.prefix))
                 namespaces.forget(repo, states)
     return out
 
@@ -141,6 +146,7 @@ def run(store: Store, plan: Plan, out: Path, console: Console | None = None) -> 
             "repeats": plan.repeats,
             "sizes": [namespaces.size_label(s) for s in plan.sizes],
             "depths": list(plan.depths),
+            "request_shape": asdict(plan.shape),
             "machine": f"{platform.machine()} {os.cpu_count()} cores, Python "
             f"{sys.version.split()[0]}",
             "neo4j": store.uri,

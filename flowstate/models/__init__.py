@@ -1,6 +1,7 @@
 """Pure data: no I/O, no database, no model calls."""
 
 from flowstate.models.records import (
+    ActionDecision,
     Evidence,
     Observation,
     Outcome,
@@ -24,6 +25,7 @@ from flowstate.models.vocab import EVIDENCE, Category, RelationType
 
 __all__ = [
     "EVIDENCE",
+    "ActionDecision",
     "AddOp",
     "Category",
     "Direction",

@@ -12,12 +12,14 @@ NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$"
 REQUEST_ID_PATTERN = r"^r[1-9][0-9]*$"
 STATE_ID_PATTERN = r"^r[1-9][0-9]*\.[a-z][a-z0-9_]{0,63}$"
 OBSERVATION_ID_PATTERN = r"^r[1-9][0-9]*\.o[1-9][0-9]*$"
+DECISION_ID_PATTERN = r"^r[1-9][0-9]*\.a[1-9][0-9]*$"
 
 _REQUEST = re.compile(REQUEST_ID_PATTERN)
 _STATE = re.compile(STATE_ID_PATTERN)
 _OBSERVATION = re.compile(OBSERVATION_ID_PATTERN)
 _KEY = re.compile(KEY_PATTERN)
-_RESERVED_KEY = re.compile(r"^o[0-9]+$")
+_RESERVED_KEY = re.compile(r"^[oa][0-9]+$")
+_DECISION = re.compile(DECISION_ID_PATTERN)
 
 
 def request_id(seq: int) -> str:
@@ -32,8 +34,13 @@ def observation_id(request: str, n: int) -> str:
     return f"{request}.o{n}"
 
 
+def decision_id(request: str, n: int) -> str:
+    return f"{request}.a{n}"
+
+
 def is_key(text: str) -> bool:
-    # `o<digits>` is reserved so that a state id can never collide with an observation id.
+    # `o<digits>` and `a<digits>` are reserved: a state id never collides with the id of an
+    # observation or of an action decision.
     return bool(_KEY.fullmatch(text)) and not _RESERVED_KEY.fullmatch(text)
 
 
@@ -46,8 +53,12 @@ def is_observation_id(text: str) -> bool:
     return bool(_OBSERVATION.fullmatch(text))
 
 
+def is_decision_id(text: str) -> bool:
+    return bool(_DECISION.fullmatch(text))
+
+
 def is_state_id(text: str) -> bool:
-    return bool(_STATE.fullmatch(text)) and not is_observation_id(text)
+    return bool(_STATE.fullmatch(text)) and not is_observation_id(text) and not is_decision_id(text)
 
 
 def request_of(any_id: str) -> str:

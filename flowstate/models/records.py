@@ -155,6 +155,29 @@ class Evidence(BaseModel):
     observation: str = Field(pattern=ids.OBSERVATION_ID_PATTERN)
 
 
+class ActionDecision(Record):
+    """The approval decision on a consequential tool call, with the states it cited."""
+
+    id: str = Field(pattern=ids.DECISION_ID_PATTERN)
+    request_id: str = Field(pattern=ids.REQUEST_ID_PATTERN)
+    step: int = Field(ge=0)
+    tool: str = Field(min_length=1, max_length=128)
+    arguments: str = Field("{}", description="the call's arguments as canonical JSON")
+    cites: list[str] = Field(default=[], description="state ids the call relied on")
+    approved: bool
+    reason: str = Field("", max_length=2_000)
+    created_at: datetime = Field(default_factory=utcnow)
+
+    @model_validator(mode="after")
+    def _belongs_to_request(self) -> ActionDecision:
+        if ids.request_of(self.id) != self.request_id:
+            raise ValueError(f"decision {self.id!r} does not belong to {self.request_id}")
+        bad = [c for c in self.cites if not ids.is_state_id(c)]
+        if bad:
+            raise ValueError(f"cited ids are not state ids: {bad}")
+        return self
+
+
 class RequestBundle(BaseModel):
     """Everything one request commits, in one transaction."""
 
@@ -165,11 +188,12 @@ class RequestBundle(BaseModel):
     relations: list[Relation] = []
     observations: list[Observation] = []
     evidence: list[Evidence] = []
+    decisions: list[ActionDecision] = []
 
     @model_validator(mode="after")
     def _consistent(self) -> RequestBundle:
         ns, rid = self.request.namespace, self.request.id
-        for item in [*self.states, *self.observations]:
+        for item in [*self.states, *self.observations, *self.decisions]:
             if item.namespace != ns or item.request_id != rid:
                 raise ValueError(f"{item.id} does not belong to {ns}/{rid}")
         own_states = {s.id for s in self.states}

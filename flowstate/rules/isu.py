@@ -73,7 +73,7 @@ def _check_add(op: AddOp, where: str, keys: set[str], limits: Limits) -> list[Vi
                 where,
                 "bad_key",
                 "key must be snake_case: a lowercase letter, then lowercase letters, digits or _ "
-                "(at most 64; o<digits> is reserved for observations)",
+                "(at most 64; o<digits> and a<digits> are reserved for observations and actions)",
             )
         )
     elif op.key in keys:

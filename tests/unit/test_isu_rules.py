@@ -34,7 +34,7 @@ LIMITS = Limits()
 
 BAD_KEY = (
     "key must be snake_case: a lowercase letter, then lowercase letters, digits or _ "
-    "(at most 64; o<digits> is reserved for observations)"
+    "(at most 64; o<digits> and a<digits> are reserved for observations and actions)"
 )
 NOT_VISIBLE = (
     "relation target {!r} is not visible: use a key of this request, "

@@ -1,0 +1,244 @@
+"""The agents compared, all behind `respond(user_turn)`: FlowState (the real engine) and three
+baselines written as plain loops over the same ModelClient, tools and policy.
+
+- full: every past turn, tool calls and results included, goes back into the prompt;
+- bm25: only the top-k past messages by BM25 against the new user turn;
+- summary: a rolling summary, rewritten by one extra model call after every turn (ZipAct-like).
+
+A baseline step is one JSON action: {"type": "tool", "name": ..., "arguments": {...}} or
+{"type": "final", "answer": ...}. Tokens are what the provider reports per call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from flowstate.api import FlowState
+from flowstate.engine.agent import AgentConfig
+from flowstate.engine.tools import Tool
+from flowstate.llm.client import Completion, ModelClient
+from flowstate.models.records import Usage
+
+Message = dict[str, Any]
+STRATEGIES = ("flowstate", "full", "bm25", "summary")
+TOOL_RESULT = "TOOL RESULT"
+SUMMARY_SYSTEM = (
+    "You maintain the working memory of a customer-service agent. Rewrite the summary so that "
+    "it keeps every fact later turns may need: the user's identity, ids, amounts, what was "
+    "agreed or done and what is still pending (with exact arguments). Be brief otherwise."
+)
+
+
+class LoopAction(BaseModel):
+    """One step of a baseline agent: a tool call or the reply to the user."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["tool", "final"]
+    name: str = ""
+    arguments: dict[str, Any] = {}
+    answer: str = ""
+
+
+class SummaryUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    summary: str
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    answer: str
+    usage: Usage  # every model call of the turn, the summary call included
+    extra_calls: int = 0  # calls that are not agent steps (summaries)
+    outcome: str = "answered"
+
+
+class Strategy(Protocol):
+    name: str
+
+    def respond(self, text: str) -> TurnResult: ...
+
+
+class PolicyClient:
+    """A ModelClient that puts the domain policy in front of the system message, so the
+    FlowState engine's prompt carries the same policy as the baselines' prompts."""
+
+    def __init__(self, inner: ModelClient, policy: str) -> None:
+        self.inner, self.policy = inner, policy
+        self.model = inner.model
+
+    def _with_policy(self, messages: list[Message]) -> list[Message]:
+        head = f"# Domain policy\n{self.policy}\n\n"
+        if messages and messages[0].get("role") == "system":
+            return [{**messages[0], "content": head + messages[0]["content"]}, *messages[1:]]
+        return [{"role": "system", "content": head}, *messages]
+
+    def complete(self, messages: list[Message], schema: type) -> Completion:
+        return self.inner.complete(self._with_policy(messages), schema)
+
+    async def acomplete(self, messages: list[Message], schema: type) -> Completion:
+        return await self.inner.acomplete(self._with_policy(messages), schema)
+
+
+class FlowStateStrategy:
+    """One FlowState agent per conversation; each user turn is one `agent.run`."""
+
+    name = "flowstate"
+
+    def __init__(
+        self,
+        fs: FlowState,
+        client: ModelClient,
+        tools: list[Tool],
+        policy: str,
+        config: AgentConfig,
+    ) -> None:
+        self.agent = fs.agent(PolicyClient(client, policy), tools=tools, config=config)
+
+    def respond(self, text: str) -> TurnResult:
+        result = self.agent.run(text)
+        answer = result.answer or f"[no answer: {result.error}]"
+        return TurnResult(answer, result.usage, 0, result.outcome.value)
+
+
+class LoopStrategy:
+    """A baseline: system prompt, whatever `context` keeps of the past, then this turn."""
+
+    name = "loop"
+
+    def __init__(
+        self, client: ModelClient, tools: list[Tool], policy: str, max_steps: int = 30
+    ) -> None:
+        self.client = client
+        self.tools = {t.name: t for t in tools}
+        self.max_steps = max_steps
+        self.system = _system_prompt(policy, tools)
+
+    def context(self, text: str) -> list[Message]:
+        raise NotImplementedError
+
+    def remember(self, turn: list[Message]) -> TurnResult | None:
+        """Keep what this strategy keeps of a finished turn; may cost model calls."""
+        raise NotImplementedError
+
+    def respond(self, text: str) -> TurnResult:
+        turn: list[Message] = [{"role": "user", "content": text}]
+        usage, answer, outcome = Usage(), "", "step_limit"
+        past = self.context(text)
+        for _ in range(self.max_steps):
+            msgs = [{"role": "system", "content": self.system}, *past, *turn]
+            done = self.client.complete(msgs, LoopAction)
+            usage += done.usage
+            action = done.value
+            if action is None:
+                turn += [_assistant(done.text), _user(f"Unusable reply ({done.error}).")]
+            elif action.type == "tool":
+                turn += [_assistant(done.text), _user(self._run_tool(action))]
+            else:
+                answer, outcome = action.answer, "answered"
+                turn.append(_assistant(answer))
+                break
+        extra = self.remember(turn)
+        if extra is not None:
+            usage += extra.usage
+        return TurnResult(answer, usage, extra.extra_calls if extra else 0, outcome)
+
+    def _run_tool(self, action: LoopAction) -> str:
+        tool = self.tools.get(action.name)
+        if tool is None:
+            return f"{TOOL_RESULT} [error]: unknown tool {action.name!r}"
+        result = tool.call(action.arguments)
+        status = "error" if result.is_error else "ok"
+        return f"{TOOL_RESULT} {action.name} [{status}]: {result.output}"
+
+
+class FullContext(LoopStrategy):
+    name = "full"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.history: list[Message] = []
+
+    def context(self, text: str) -> list[Message]:
+        return list(self.history)
+
+    def remember(self, turn: list[Message]) -> None:
+        self.history += turn
+
+
+class BM25Retrieval(LoopStrategy):
+    name = "bm25"
+
+    def __init__(self, *args: Any, top_k: int = 5, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.top_k = top_k
+        self.past: list[Message] = []
+
+    def context(self, text: str) -> list[Message]:
+        if not self.past:
+            return []
+        from rank_bm25 import BM25Okapi
+
+        corpus = [_words(m["content"]) or [""] for m in self.past]
+        scores = BM25Okapi(corpus).get_scores(_words(text))
+        best = sorted(range(len(self.past)), key=lambda i: -scores[i])[: self.top_k]
+        picked = [self.past[i] for i in sorted(best)]  # in conversation order
+        lines = [f"[{m['role']}] {m['content']}" for m in picked]
+        head = f"# Retrieved from earlier in this conversation ({len(picked)} of {len(corpus)})"
+        return [_user(head + "\n" + "\n\n".join(lines))]
+
+    def remember(self, turn: list[Message]) -> None:
+        self.past += turn
+
+
+class RollingSummary(LoopStrategy):
+    name = "summary"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.summary = ""
+
+    def context(self, text: str) -> list[Message]:
+        return (
+            [_user(f"# Summary of the conversation so far\n{self.summary}")] if self.summary else []
+        )
+
+    def remember(self, turn: list[Message]) -> TurnResult:
+        transcript = "\n\n".join(f"[{m['role']}] {m['content']}" for m in turn)
+        msgs = [
+            {"role": "system", "content": SUMMARY_SYSTEM},
+            _user(f"# Previous summary\n{self.summary or '(none)'}\n\n# Latest turn\n{transcript}"),
+        ]
+        done = self.client.complete(msgs, SummaryUpdate)
+        if done.value is not None:
+            self.summary = done.value.summary
+        return TurnResult("", done.usage, extra_calls=1)
+
+
+def _system_prompt(policy: str, tools: list[Tool]) -> str:
+    schemas = json.dumps([t.schema()["function"] for t in tools], ensure_ascii=False, indent=1)
+    return (
+        f"# Domain policy\n{policy}\n\n# Tools (JSON schemas)\n{schemas}\n\n"
+        "At every step reply with ONE JSON object: "
+        '{"type": "tool", "name": "<tool>", "arguments": {...}} to call a tool (its result '
+        f'comes back as a message starting with "{TOOL_RESULT}"), or '
+        '{"type": "final", "answer": "<your message to the user>"} to reply to the user.'
+    )
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def _user(content: str) -> Message:
+    return {"role": "user", "content": content}
+
+
+def _assistant(content: str) -> Message:
+    return {"role": "assistant", "content": content}

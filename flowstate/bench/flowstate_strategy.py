@@ -94,6 +94,12 @@ def _read(fact: Fact, prompt: str) -> str:
     return f"The {fact.attribute} for {fact.service} is {value}."
 
 
+def _write_only(replies: list[str]) -> int:
+    """Steps whose output only records states: no access, no action."""
+    outs = [StepOutput.model_validate_json(r) for r in replies if r]
+    return sum(1 for o in outs if o.delta and not o.access and o.action is None)
+
+
 def _policy(turns: Sequence[Turn]):
     by_seq = {t.seq: t for t in turns}
 
@@ -131,7 +137,8 @@ def run(store: Store, turns: Sequence[Turn], config: AgentConfig | None = None) 
             result = agent.run(turn.text)
             if result.error or result.rejections:
                 raise RuntimeError(f"{turn.ticket}: {result.error or 'rules rejected the policy'}")
-            psa.append(Prompted(result.prompts))
+            replies = [c.reply or "" for c in model.calls[-len(result.calls) :]]
+            psa.append(Prompted(result.prompts, memory_write_calls=_write_only(replies)))
             index_tokens.append(
                 max(int(_INDEX_TOKENS.search(p[-1]["content"]).group(1)) for p in result.prompts)
             )

@@ -63,7 +63,7 @@ def _build(build: dict[str, Any]) -> str:
 
 def token_table(tokens: dict[str, Any]) -> list[str]:
     header = ["depth", "strategy", "prompt tokens / request", "vs full context",
-              "last request", "recall", "extra LLM calls"]  # fmt: skip
+              "last request", "recall", "extra LLM calls", "of them to write memory"]  # fmt: skip
     rows = []
     for depth, figures in tokens["by_depth"].items():
         for name, f in figures.items():
@@ -76,6 +76,7 @@ def token_table(tokens: dict[str, Any]) -> list[str]:
                     f"{f['last_request_prompt_tokens']:,} ({f['last_request_ratio']:.1%})",
                     f"{f['recall']:.2f}",
                     f"{f['extra_llm_calls']:g}",
+                    f"{f.get('memory_write_calls', 0):g}",
                 ]
             )
     return _table(header, rows)

@@ -79,6 +79,7 @@ class Prompted:
     prompts: list[list[Message]]  # the agent's own calls; the last one answers
     extra_prompts: list[list[Message]] = field(default_factory=list)  # memory upkeep calls
     extra_completion_tokens: int = 0
+    memory_write_calls: int = 0  # calls made only to write memory (no action, no reading)
 
     @property
     def prompt_tokens(self) -> int:
@@ -152,7 +153,7 @@ def rolling_summary(turns: Sequence[Turn], budget: int = SUMMARY_BUDGET_TOKENS) 
         ]
         lines = _summarise(lines, turn, budget)
         reply = "Working state:\n" + "\n".join(lines)
-        out.append(Prompted(prompts, [upkeep], count_tokens(reply)))
+        out.append(Prompted(prompts, [upkeep], count_tokens(reply), memory_write_calls=1))
     return out
 
 

@@ -4,7 +4,9 @@ One scenario of the deepest depth is generated; the session of depth D is its fi
 requests, so every depth and every strategy sees exactly the same turns. Figures per depth:
 mean prompt tokens per request (every call of the request, memory upkeep included), the last
 request's prompt tokens, recall (share of the needed fact values present in the prompt that
-answers), and model calls beyond the two the task itself needs (read the ticket, answer).
+answers), model calls beyond the two the task itself needs (read the ticket, answer), and
+of those the calls made only to write memory (a summariser's; a FlowState step that carries
+nothing but a delta).
 Everything is deterministic, so one run is the measurement.
 """
 
@@ -46,6 +48,7 @@ def depth_figures(turns: Sequence[Turn], runs: Sequence[Prompted]) -> dict[str, 
         "recall": round(statistics.fmean(recalls), 4) if recalls else 1.0,
         "llm_calls": round(statistics.fmean(calls), 3),
         "extra_llm_calls": round(statistics.fmean(c - TASK_CALLS for c in calls), 3),
+        "memory_write_calls": round(statistics.fmean(p.memory_write_calls for p in runs), 3),
     }
 
 

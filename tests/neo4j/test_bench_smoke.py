@@ -45,7 +45,12 @@ def test_tiny_bench_writes_the_report(store: Store, namespace: str, tmp_path: Pa
     six = saved["tokens"]["by_depth"]["6"]
     assert six["flowstate"]["recall"] == 1.0 and six["flowstate"]["extra_llm_calls"] == 0
     assert six["full_context"]["ratio_to_full_context"] == 1.0
-    assert six["rolling_summary"]["extra_llm_calls"] == 1
+    assert six["flowstate"]["memory_write_calls"] == 0
+    assert (
+        six["rolling_summary"]["extra_llm_calls"]
+        == six["rolling_summary"]["memory_write_calls"]
+        == 1
+    )
     assert {t["target"] for t in result["targets"]} >= {"commit_p50", "tokens_depth_50"}
     assert (tmp_path / "report.md").read_text().startswith("# FlowState benchmark")
     assert (tmp_path / "engine_latency.png").exists()

@@ -32,6 +32,7 @@ def _fig(tokens: float, ratio: float, recall: float = 1.0, extra: float = 0) -> 
         "last_request_ratio": ratio / 2,
         "recall": recall,
         "extra_llm_calls": extra,
+        "memory_write_calls": 0,
     }
 
 

@@ -60,5 +60,6 @@ def test_rolling_summary_forgets_what_no_longer_fits() -> None:
 def test_depth_figures_count_extra_calls_and_recall() -> None:
     figures = depth_figures(TURNS[:10], rolling_summary(TURNS)[:10])
     assert figures["llm_calls"] == 3 and figures["extra_llm_calls"] == 1
+    assert figures["memory_write_calls"] == 1
     assert figures["recall"] == 1.0
     assert figures["last_request_prompt_tokens"] > 0 and figures["prompt_tokens"] > 0

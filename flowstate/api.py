@@ -21,6 +21,8 @@ from flowstate.engine.tools import Tool
 from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.models.records import Request
 from flowstate.models.views import RevealedState
+from flowstate.safety.redaction import Redactor
+from flowstate.safety.retention import RetentionPolicy, apply_retention
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
 
@@ -43,15 +45,27 @@ class FlowState:
         database: str | None = None,
         read_only: bool = False,
         settings: Neo4jSettings | None = None,
+        retention: RetentionPolicy | None = None,
     ) -> Self:
-        """Connect (applying the schema) to `uri`, or to the settings' server when it is None."""
+        """Connect (applying the schema) to `uri`, or to the settings' server when it is None.
+
+        With `retention`, what the policy no longer keeps is expired right away (unless the
+        namespace is read-only); `fs.apply_retention(policy)` does it again later.
+        """
         base = settings or Neo4jSettings()
         overrides: dict[str, Any] = {"uri": uri, "user": user, "database": database}
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if password is not None:
             overrides["password"] = SecretStr(password)
         store = Store.connect(base.model_copy(update=overrides))
-        return cls(store, namespace, read_only=read_only)
+        fs = cls(store, namespace, read_only=read_only)
+        if retention is not None and not read_only:
+            fs.apply_retention(retention)
+        return fs
+
+    def apply_retention(self, policy: RetentionPolicy) -> dict[str, dict[str, int]]:
+        """Expire what `policy` no longer keeps; the deleted counts per kind."""
+        return apply_retention(self.repository, policy)
 
     @property
     def namespace(self) -> str:
@@ -64,12 +78,18 @@ class FlowState:
         *,
         config: AgentConfig | None = None,
         approve: Callable[[Approval], bool] | None = None,
+        redact: Redactor | None = None,
         **model_kwargs: Any,
     ) -> Agent:
-        """An agent over this memory. `model` is any litellm model name, or a ModelClient."""
+        """An agent over this memory. `model` is any litellm model name, or a ModelClient.
+
+        `approve` decides consequential tool calls (denied when None); `redact` sees every
+        state, observation, decision and request before it is persisted (see
+        `flowstate.safety.redaction.builtin_redactor`).
+        """
         client = LiteLLMClient(model, **model_kwargs) if isinstance(model, str) else model
         tools = [t if isinstance(t, Tool) else Tool.from_function(t) for t in tools]
-        return Agent(self.repository, client, tools, config, approve=approve)
+        return Agent(self.repository, client, tools, config, approve=approve, redact=redact)
 
     def index(self, budget_tokens: int | None = None, model: str | None = None) -> RenderedIndex:
         """The Historical State Index exactly as an agent's prompt would show it."""

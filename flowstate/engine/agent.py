@@ -17,7 +17,7 @@ from flowstate.engine.index import HistoricalIndex, RenderedIndex
 from flowstate.engine.prompt import messages as build_messages
 from flowstate.engine.step import AgentConfig, StepLogic, StepVerdict
 from flowstate.engine.tools import Tool
-from flowstate.errors import NotFoundError, UsageError
+from flowstate.errors import NotFoundError, StoreError, UsageError
 from flowstate.llm.client import Completion, ModelClient
 from flowstate.models import ids
 from flowstate.models.active import ActiveState
@@ -31,6 +31,7 @@ from flowstate.models.records import (
 )
 from flowstate.models.step import StepOutput
 from flowstate.rules import Visibility
+from flowstate.safety.redaction import Redactor, redact_active, redact_bundle
 from flowstate.store.repository import Repository
 
 __all__ = ["Agent", "AgentConfig", "RunResult"]
@@ -74,8 +75,13 @@ class Agent:
         config: AgentConfig | None = None,
         index: HistoricalIndex | None = None,
         approve: Callable[..., bool] | None = None,
+        redact: Redactor | None = None,
     ) -> None:
         self.repo = repo
+        self.redact = redact
+        # The request in flight when the database failed: resume() continues from it, so a
+        # step that could not be saved is not lost with the connection.
+        self._inflight: ActiveState | None = None
         self.model = model
         self.config = config or AgentConfig()
         self.logic = StepLogic(list(tools), self.config, approve)
@@ -95,16 +101,20 @@ class Agent:
         """`run` for asyncio: the model call is awaited; database calls run in a thread."""
         active = await asyncio.to_thread(self._begin, text)
         trace = _Trace()
-        while True:
-            rendered, msgs = self._prompt(active)
-            trace.prompts.append(msgs)
-            completion = await self.model.acomplete(msgs, StepOutput)
-            trace.replies.append(completion.text)
-            verdict = self.logic.absorb(active, completion, self._visibility(active, rendered))
-            if verdict.done:
-                return await asyncio.to_thread(self._finish, active, verdict, trace)
-            await asyncio.to_thread(self._act, active)
-            await asyncio.to_thread(self._after_step, active)
+        try:
+            while True:
+                rendered, msgs = self._prompt(active)
+                trace.prompts.append(msgs)
+                completion = await self.model.acomplete(msgs, StepOutput)
+                trace.replies.append(completion.text)
+                verdict = self.logic.absorb(active, completion, self._visibility(active, rendered))
+                if verdict.done:
+                    return await asyncio.to_thread(self._finish, active, verdict, trace)
+                await asyncio.to_thread(self._act, active)
+                await asyncio.to_thread(self._after_step, active)
+        except StoreError:
+            self._inflight = active
+            raise
 
     def pending(self) -> str | None:
         """The id of an interrupted request of this namespace, if there is one."""
@@ -114,6 +124,9 @@ class Agent:
     def resume(self) -> RunResult:
         """Continue an interrupted request from its last saved step."""
         draft = self.repo.load_draft()
+        inflight, self._inflight = self._inflight, None
+        if inflight is not None and (draft is None or draft[0] == inflight.request_id):
+            return self._drive(inflight)  # newer than any draft it managed to save
         if draft is None:
             raise UsageError(f"no interrupted request in namespace {self.repo.namespace!r}")
         active = ActiveState.model_validate_json(draft[1])
@@ -148,10 +161,17 @@ class Agent:
         active = ActiveState(
             namespace=self.repo.namespace, request_id=ids.request_id(seq), seq=seq, text=text
         )
-        self.repo.save_draft(active.request_id, active.model_dump_json())
+        self._save_draft(active)
         return active
 
     def _drive(self, active: ActiveState) -> RunResult:
+        try:
+            return self._steps(active)
+        except StoreError:
+            self._inflight = active
+            raise
+
+    def _steps(self, active: ActiveState) -> RunResult:
         trace = _Trace()
         while True:
             rendered, msgs = self._prompt(active)
@@ -182,13 +202,17 @@ class Agent:
     def _act(self, active: ActiveState) -> None:
         """Save the step before its tool runs (write-ahead), so a crash mid-call is known."""
         if active.pending_call is not None:
-            self.repo.save_draft(active.request_id, active.model_dump_json())
+            self._save_draft(active)
             self.logic.run_pending(active)
 
     def _after_step(self, active: ActiveState) -> None:
         """Open what the model asked for (visible from the next call), then save the draft."""
         self._reveal(active)
-        self.repo.save_draft(active.request_id, active.model_dump_json())
+        self._save_draft(active)
+
+    def _save_draft(self, active: ActiveState) -> None:
+        stored = redact_active(active, self.redact) if self.redact else active
+        self.repo.save_draft(active.request_id, stored.model_dump_json())
 
     def _reveal(self, active: ActiveState) -> None:
         asked, active.pending_access = active.pending_access, []
@@ -208,6 +232,8 @@ class Agent:
 
     def _finish(self, active: ActiveState, verdict: StepVerdict, trace: _Trace) -> RunResult:
         bundle = bundle_of(active, verdict.outcome, verdict.answer, verdict.summary, utcnow())
+        if self.redact:
+            bundle = redact_bundle(bundle, self.redact)
         self.repo.commit(bundle)  # one transaction; it also deletes the draft
         self._refresh_index(bundle.relations)
         return RunResult(

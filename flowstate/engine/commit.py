@@ -5,7 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 
 from flowstate.models.active import ActiveState
-from flowstate.models.records import MAX_SUMMARY_CHARS, Outcome, Request, RequestBundle
+from flowstate.models.records import (
+    MAX_SUMMARY_CHARS,
+    ActionDecision,
+    Outcome,
+    Request,
+    RequestBundle,
+)
 
 _DEFAULT_SUMMARY_CHARS = 120
 
@@ -49,4 +55,19 @@ def bundle_of(
         relations=active.relations,
         observations=[o for oid, o in active.observations.items() if oid in cited],
         evidence=active.evidence,
+        decisions=[_still_cited(d, active) for d in active.decisions],
+    )
+
+
+def _still_cited(decision: ActionDecision, active: ActiveState) -> ActionDecision:
+    """A decision may cite an own state removed later in the request: keep the record honest."""
+    alive = {s.id for s in active.states.values()} | set(active.revealed)
+    gone = [c for c in decision.cites if c not in alive]
+    if not gone:
+        return decision
+    return decision.model_copy(
+        update={
+            "cites": [c for c in decision.cites if c in alive],
+            "reason": f"{decision.reason} (cited {', '.join(gone)}, removed later in the request)",
+        }
     )

@@ -19,7 +19,7 @@ from flowstate.engine.tools import Tool, as_tools
 from flowstate.llm.client import Completion
 from flowstate.models import ids
 from flowstate.models.active import ActiveState, StepRecord
-from flowstate.models.records import Observation, Outcome, utcnow
+from flowstate.models.records import ActionDecision, Observation, Outcome, utcnow
 from flowstate.models.step import FinalAnswer, StepOutput, ToolCall
 from flowstate.rules import Limits, Visibility, apply_delta, check_access, check_delta
 
@@ -236,23 +236,46 @@ class StepLogic:
         active.rejections.append(note)
 
     def _guard(self, active: ActiveState, call: ToolCall) -> str | None:
-        """Why a consequential call may not run, or None when it may."""
-        own = {s.id for s in active.states.values()}
-        known = own | set(active.revealed)
+        """Why a consequential call may not run, or None when it may. Every call that gets this
+        far is recorded as a decision with the states it cited."""
+        known = {s.id for s in active.states.values()} | set(active.revealed)
+        cited = [c for c in dict.fromkeys(call.cites) if c in known]
+        unknown = [c for c in call.cites if c not in known]
+        stale = [
+            f"{c} (SUPERSEDED by {', '.join(active.revealed[c].superseded_by)})"
+            for c in cited
+            if c in active.revealed and active.revealed[c].superseded_by
+        ]
         if not call.cites:
-            return (
+            refusal = (
                 f"{call.name} is consequential: cite the states it relies on in "
                 "action.cites (state ids of this request or revealed ones)"
             )
-        unknown = [c for c in call.cites if c not in known]
-        if unknown:
-            return f"{call.name}: cited ids are not in the Active State: {', '.join(unknown)}"
-        if self.approve is None:
-            return f"{call.name} is consequential and no approver is configured: denied"
-        asked = Approval(active.request_id, call.name, dict(call.arguments), list(call.cites))
-        if not self.approve(asked):
-            return f"{call.name} was denied by the approver"
-        return None
+        elif unknown:
+            refusal = f"{call.name}: cited ids are not in the Active State: {', '.join(unknown)}"
+        elif stale:
+            refusal = (
+                f"{call.name}: cited states are stale: {'; '.join(stale)}; cite the current ones"
+            )
+        elif self.approve is None:
+            refusal = f"{call.name} is consequential and no approver is configured: denied"
+        else:
+            asked = Approval(active.request_id, call.name, dict(call.arguments), cited)
+            refusal = None if self.approve(asked) else f"{call.name} was denied by the approver"
+        active.decisions.append(
+            ActionDecision(
+                namespace=active.namespace,
+                request_id=active.request_id,
+                step=active.step,
+                id=ids.decision_id(active.request_id, len(active.decisions) + 1),
+                tool=call.name,
+                arguments=_canonical(call.arguments),
+                cites=cited,
+                approved=refusal is None,
+                reason=refusal or "approved",
+            )
+        )
+        return refusal
 
 
 def _described(call: ToolCall) -> str:

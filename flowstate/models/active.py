@@ -10,7 +10,15 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowstate.models.records import Evidence, Observation, Relation, StateNode, Usage, utcnow
+from flowstate.models.records import (
+    ActionDecision,
+    Evidence,
+    Observation,
+    Relation,
+    StateNode,
+    Usage,
+    utcnow,
+)
 from flowstate.models.step import ToolCall
 from flowstate.models.views import IndexState, RevealedState
 
@@ -40,6 +48,7 @@ class ActiveState(BaseModel):
     relations: list[Relation] = []
     evidence: list[Evidence] = []
     observations: dict[str, Observation] = {}  # by id
+    decisions: list[ActionDecision] = []  # approvals asked for consequential calls
     # Revealed on demand from past requests:
     revealed: dict[str, RevealedState] = {}  # by state id
     opened_requests: dict[str, list[IndexState]] = {}  # collapsed index entries listed

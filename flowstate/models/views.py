@@ -1,12 +1,13 @@
-"""What the repository shows back: the Historical State Index and revealed states."""
+"""What the repository shows back: the Historical State Index, revealed states, provenance."""
 
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from flowstate.models.records import StateNode
+from flowstate.models.records import Observation, Request, StateNode
 from flowstate.models.vocab import Category
 
 
@@ -54,3 +55,29 @@ class RevealedState(_View):
     @property
     def superseded_by(self) -> list[str]:
         return [r.other for r in self.relations if r.type == "SUPERSEDES" and r.direction == "in"]
+
+
+class Edge(NamedTuple):
+    """One edge of a provenance graph, as a triple: `("r3.plan", "DERIVED_FROM", "r2.budget")`.
+
+    `type` is a RelationType value, `EVIDENCED_BY` (state -> observation) or `PRODUCED`
+    (request -> state or observation).
+    """
+
+    source: str
+    type: str
+    target: str
+
+
+class Provenance(_View):
+    """Where a state came from: the states it rests on, their evidence, and their requests.
+
+    `states` starts with the state asked about, then the others by distance; `edges` are
+    every relation, evidence and PRODUCED edge between the records listed.
+    """
+
+    state_id: str
+    states: list[StateNode]
+    observations: list[Observation]
+    requests: list[Request]
+    edges: list[Edge]

@@ -31,7 +31,7 @@ def final(answer: str = "done", summary: str = "") -> dict[str, Any]:
     return {"type": "final", "answer": answer, "summary": summary}
 
 
-def tool(name: str, **arguments: Any) -> dict[str, Any]:
+def tool(name: str, /, **arguments: Any) -> dict[str, Any]:
     return {"type": "tool", "name": name, "arguments": arguments}
 
 

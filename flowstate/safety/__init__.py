@@ -1,0 +1,1 @@
+"""Deployment controls: redaction before persistence, retention, approval of consequential calls."""

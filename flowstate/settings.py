@@ -36,6 +36,10 @@ class Neo4jSettings(BaseSettings):
     user: str = "neo4j"
     password: SecretStr | None = None
     database: str = "neo4j"
+    # How long the driver keeps retrying a transaction on transient failures (server
+    # unreachable, leader switch) with exponential backoff before FlowState reports it.
+    retry_time_s: float = Field(15.0, ge=0, le=600)
+    connect_timeout_s: float = Field(10.0, gt=0, le=600)
 
     @property
     def configured(self) -> bool:

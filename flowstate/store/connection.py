@@ -72,6 +72,8 @@ class Store:
                     settings.uri,
                     auth=settings.auth(),
                     user_agent=f"flowstate/{__version__}",
+                    max_transaction_retry_time=settings.retry_time_s,
+                    connection_timeout=settings.connect_timeout_s,
                     # "property does not exist yet" on a fresh database is noise, not news.
                     notifications_disabled_classifications=[
                         neo4j.NotificationDisabledClassification.UNRECOGNIZED

@@ -7,6 +7,8 @@ CALL () {
   UNION ALL
   MATCH (n:Observation {namespace: $namespace}) WHERE n.id IS NOT NULL RETURN n
   UNION ALL
+  MATCH (n:ActionDecision {namespace: $namespace}) WHERE n.id IS NOT NULL RETURN n
+  UNION ALL
   MATCH (n:Draft {namespace: $namespace}) WHERE n.request_id IS NOT NULL RETURN n
 }
 WITH collect(n) AS nodes

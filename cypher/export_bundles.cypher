@@ -32,5 +32,11 @@ CALL (r) {
     CASE WHEN o IS NOT NULL THEN {state: s.id, observation: o.id} END
   ) AS evidence
 }
-RETURN properties(r) AS request, states, observations, relations, evidence
+CALL (r) {
+  OPTIONAL MATCH (r)-[:PRODUCED]->(d:ActionDecision {namespace: $namespace})
+  WITH d
+  ORDER BY d.step, d.created_at, d.id
+  RETURN collect(properties(d)) AS decisions
+}
+RETURN properties(r) AS request, states, observations, relations, evidence, decisions
 ORDER BY r.seq

@@ -1,4 +1,4 @@
-// Forget a whole namespace: requests, states, observations, drafts and all their relationships.
+// Forget a whole namespace: requests, states, observations, decisions, drafts and all their relationships.
 // $namespace: str
 // (The IS NOT NULL predicates let each branch seek its label's namespace-leading index.)
 CALL () {
@@ -7,6 +7,8 @@ CALL () {
   MATCH (n:State {namespace: $namespace}) WHERE n.id IS NOT NULL RETURN n
   UNION ALL
   MATCH (n:Observation {namespace: $namespace}) WHERE n.id IS NOT NULL RETURN n
+  UNION ALL
+  MATCH (n:ActionDecision {namespace: $namespace}) WHERE n.id IS NOT NULL RETURN n
   UNION ALL
   MATCH (n:Draft {namespace: $namespace}) WHERE n.request_id IS NOT NULL RETURN n
 }

@@ -1,6 +1,7 @@
-// Forget one request: its node, the states and observations it produced, all their
-// relationships; the NEXT chain is re-linked around the gap. `forgotten` is 0 when the id is
-// not a request of this namespace.
+// Forget one request: its node, the states, observations and decisions it produced, all their
+// relationships, and a draft left under its id; the NEXT chain is re-linked around the gap.
+// Later decisions that cited its states drop those ids from `cites`. `forgotten` is 0 when the
+// id is not a request of this namespace.
 // $namespace: str; $id: str
 MATCH (r:Request {namespace: $namespace, id: $id})
 OPTIONAL MATCH (prev:Request {namespace: $namespace})-[:NEXT]->(r)
@@ -10,8 +11,18 @@ FOREACH (p IN CASE WHEN prev IS NULL OR next IS NULL THEN [] ELSE [prev] END |
 )
 WITH r
 CALL (r) {
+  MATCH (r)-[:PRODUCED]->(s:State {namespace: $namespace})
+  MATCH (d:ActionDecision {namespace: $namespace})-[:CITES]->(s)
+  WITH d, collect(s.id) AS gone
+  SET d.cites = [c IN d.cites WHERE NOT c IN gone]
+}
+CALL (r) {
   OPTIONAL MATCH (r)-[:PRODUCED]->(n {namespace: $namespace})
   DETACH DELETE n
+}
+CALL (r) {
+  OPTIONAL MATCH (draft:Draft {namespace: $namespace, request_id: r.id})
+  DELETE draft
 }
 DETACH DELETE r
 RETURN count(*) AS forgotten

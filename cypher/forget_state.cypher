@@ -1,5 +1,11 @@
-// Forget one state and all its relationships (its observations stay with the request).
+// Forget one state and all its relationships (its observations stay with the request). The
+// decisions that cited it keep their record but drop its id from `cites`, so no property of
+// the namespace names it any more.
 // $namespace: str; $id: str
 MATCH (s:State {namespace: $namespace, id: $id})
+CALL (s) {
+  MATCH (d:ActionDecision {namespace: $namespace})-[:CITES]->(s)
+  SET d.cites = [c IN d.cites WHERE c <> s.id]
+}
 DETACH DELETE s
 RETURN count(*) AS forgotten

@@ -12,6 +12,9 @@ FOR (n:State) REQUIRE (n.namespace, n.id) IS UNIQUE;
 CREATE CONSTRAINT flowstate_observation_id IF NOT EXISTS
 FOR (n:Observation) REQUIRE (n.namespace, n.id) IS UNIQUE;
 
+CREATE CONSTRAINT flowstate_action_decision_id IF NOT EXISTS
+FOR (n:ActionDecision) REQUIRE (n.namespace, n.id) IS UNIQUE;
+
 CREATE CONSTRAINT flowstate_draft_request IF NOT EXISTS
 FOR (n:Draft) REQUIRE (n.namespace, n.request_id) IS UNIQUE;
 
@@ -24,3 +27,10 @@ FOR (n:State) ON (n.namespace, n.request_id);
 
 CREATE INDEX flowstate_observation_request IF NOT EXISTS
 FOR (n:Observation) ON (n.namespace, n.request_id);
+
+// Retention expires one category (or the observations) created before a cut-off.
+CREATE INDEX flowstate_state_created IF NOT EXISTS
+FOR (n:State) ON (n.namespace, n.category, n.created_at);
+
+CREATE INDEX flowstate_observation_created IF NOT EXISTS
+FOR (n:Observation) ON (n.namespace, n.created_at);

@@ -16,10 +16,10 @@ import neo4j.time
 from pydantic import BaseModel, ValidationError
 
 from flowstate.errors import StoreError, ValidationFailed
-from flowstate.models import Observation, Request, StateNode, ids
+from flowstate.models import ActionDecision, Observation, Request, StateNode, ids
 
 M = TypeVar("M", bound=BaseModel)
-Record = Request | StateNode | Observation
+Record = Request | StateNode | Observation | ActionDecision
 _USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "calls")
 _SHOWN_CHARS = 60
 
@@ -68,6 +68,7 @@ _KINDS = {
     "request": (_strict(ids.is_request_id), "r12"),
     "state": (_strict(ids.is_state_id), "r12.hotel_budget"),
     "observation": (_strict(ids.is_observation_id), "r12.o3"),
+    "decision": (_strict(ids.is_decision_id), "r12.a1"),
 }
 
 
@@ -80,13 +81,13 @@ def check_id(kind: str, value: object) -> str:
 
 
 def kind_of(value: object) -> str:
-    """`request`, `state` or `observation` for a well-formed id, else ValidationFailed."""
+    """The kind of a well-formed id (`request`, `state`, `observation`, `decision`)."""
     for kind, (test, _) in _KINDS.items():
         if isinstance(value, str) and test(value):
             return kind
     raise ValidationFailed(
-        f"invalid id {shown(value)}: expected a request (r12), state (r12.hotel_budget) "
-        "or observation (r12.o3) id"
+        f"invalid id {shown(value)}: expected a request (r12), state (r12.hotel_budget), "
+        "observation (r12.o3) or decision (r12.a1) id"
     )
 
 

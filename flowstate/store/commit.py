@@ -14,7 +14,8 @@ from flowstate.store.connection import Tx
 
 
 def write_bundle(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
-    """Create the request, its states, observations, relations and evidence; drop its draft."""
+    """Create the request, its states, observations, relations, evidence and decisions; drop
+    its draft."""
     request = bundle.request
     rid = request.id
     scope = {"namespace": namespace, "request_id": rid}
@@ -33,6 +34,7 @@ def write_bundle(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
     evidence = [e.model_dump(mode="json") for e in bundle.evidence]
     rows = tx.run(Q.COMMIT_EVIDENCE, {"namespace": namespace, "evidence": evidence})
     _expect(rows, len(evidence), "evidence links", rid)
+    _write_decisions(tx, namespace, bundle)
     tx.run(Q.DISCARD_DRAFT, scope)
 
 
@@ -52,6 +54,26 @@ def _write_relations(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
             f"{namespace!r}"
         )
     _expect([row], len(relations), "relations", rid)
+
+
+def _write_decisions(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
+    rid = bundle.request.id
+    for decision in bundle.decisions:
+        for cited in decision.cites:
+            if ids.request_seq(ids.request_of(cited)) > bundle.request.seq:
+                raise ValidationFailed(
+                    f"cannot commit {rid}: {decision.id} cites {cited}, of a later request"
+                )
+    decisions = [to_props(d) for d in bundle.decisions]
+    [row] = tx.run(
+        Q.COMMIT_DECISIONS, {"namespace": namespace, "request_id": rid, "decisions": decisions}
+    )
+    if row["missing"]:
+        missing = ", ".join(sorted(set(row["missing"])))
+        raise NotFoundError(
+            f"cannot commit {rid}: cited state(s) {missing} not found in namespace {namespace!r}"
+        )
+    _expect([row], len(decisions), "decisions", rid)
 
 
 def _expect(rows: list[dict], wanted: int, what: str, rid: str) -> None:

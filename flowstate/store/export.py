@@ -1,13 +1,14 @@
 """A namespace as JSON Lines, and back. Pure: no database here.
 
 One record per line, each with a `kind`: `request`, `state`, `observation`, `relation`,
-`evidence`. Records carry no namespace (the importing repository supplies it), so an export
-re-imports into any empty namespace. Lines are ASCII (`\\uXXXX` escapes), so no exotic line
-separator inside a text can split a record.
+`evidence`, `decision`. Records carry no namespace (the importing repository supplies it), so
+an export re-imports into any empty namespace. Lines are ASCII (`\\uXXXX` escapes), so no
+exotic line separator inside a text can split a record.
 
     {"kind":"request","id":"r1","seq":1,"text":"Book a hotel",...}
     {"kind":"state","id":"r1.budget","request_id":"r1","key":"budget","category":"constraint",...}
     {"kind":"relation","type":"DEPENDS_ON","source":"r2.hotel","target":"r1.budget"}
+    {"kind":"decision","id":"r2.a1","request_id":"r2","tool":"book","cites":["r1.budget"],...}
 """
 
 from __future__ import annotations
@@ -19,7 +20,16 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ValidationError
 
 from flowstate.errors import ValidationFailed
-from flowstate.models import Evidence, Observation, Relation, Request, RequestBundle, StateNode, ids
+from flowstate.models import (
+    ActionDecision,
+    Evidence,
+    Observation,
+    Relation,
+    Request,
+    RequestBundle,
+    StateNode,
+    ids,
+)
 from flowstate.store.codec import describe, shown, to_props
 
 _RECORDS: dict[str, type[BaseModel]] = {
@@ -28,8 +38,10 @@ _RECORDS: dict[str, type[BaseModel]] = {
     "observation": Observation,
     "relation": Relation,
     "evidence": Evidence,
+    "decision": ActionDecision,
 }
-_NAMESPACED = {"request", "state", "observation"}
+_NAMESPACED = {"request", "state", "observation", "decision"}
+_PARTS = ("state", "observation", "relation", "evidence", "decision")
 
 
 def bundle_lines(bundles: Iterable[RequestBundle]) -> Iterator[str]:
@@ -41,6 +53,7 @@ def bundle_lines(bundles: Iterable[RequestBundle]) -> Iterator[str]:
             ("observation", bundle.observations),
             ("relation", bundle.relations),
             ("evidence", bundle.evidence),
+            ("decision", bundle.decisions),
         ):
             for item in items:
                 yield _line(kind, item)
@@ -55,9 +68,7 @@ def _line(kind: str, model: BaseModel) -> str:
 class _Pending:
     line: int
     request: Request
-    parts: dict[str, list[BaseModel]] = field(
-        default_factory=lambda: {k: [] for k in ("state", "observation", "relation", "evidence")}
-    )
+    parts: dict[str, list[BaseModel]] = field(default_factory=lambda: {k: [] for k in _PARTS})
 
 
 def parse_lines(lines: Iterable[str], namespace: str) -> list[RequestBundle]:
@@ -122,7 +133,7 @@ def _parse_line(number: int, text: str, namespace: str) -> tuple[str, BaseModel]
 
 
 def _owner(model: BaseModel) -> str:
-    if isinstance(model, StateNode | Observation):
+    if isinstance(model, StateNode | Observation | ActionDecision):
         return model.request_id
     if isinstance(model, Relation):
         return ids.request_of(model.source)
@@ -131,19 +142,20 @@ def _owner(model: BaseModel) -> str:
 
 
 def _check_targets(parts: list[tuple[int, str, BaseModel]], states: set[str]) -> None:
-    # The namespace is empty, so a relation can only point at a state of the file itself,
-    # committed no later than its source.
+    # The namespace is empty, so a relation or a decision's citation can only point at a state
+    # of the file itself, committed no later than its source.
     for number, _, model in parts:
-        if not isinstance(model, Relation):
+        if isinstance(model, Relation):
+            subjects = [(model.target, f"relation target {model.target}")]
+        elif isinstance(model, ActionDecision):
+            subjects = [(c, f"state {c} cited by {model.id}") for c in model.cites]
+        else:
             continue
-        if model.target not in states:
-            raise ValidationFailed(
-                f"line {number}: relation target {model.target} is not a state in the file"
-            )
-        if ids.request_seq(ids.request_of(model.target)) > ids.request_seq(_owner(model)):
-            raise ValidationFailed(
-                f"line {number}: relation target {model.target} belongs to a later request"
-            )
+        for target, subject in subjects:
+            if target not in states:
+                raise ValidationFailed(f"line {number}: {subject} is not a state in the file")
+            if ids.request_seq(ids.request_of(target)) > ids.request_seq(_owner(model)):
+                raise ValidationFailed(f"line {number}: {subject} belongs to a later request")
 
 
 def _bundle(pending: _Pending) -> RequestBundle:
@@ -155,6 +167,7 @@ def _bundle(pending: _Pending) -> RequestBundle:
             observations=p["observation"],
             relations=p["relation"],
             evidence=p["evidence"],
+            decisions=p["decision"],
         )
     except ValidationError as e:
         raise ValidationFailed(

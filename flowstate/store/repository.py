@@ -4,6 +4,7 @@
     repo.commit(bundle)
     repo.index()            # [IndexRequest(id='r1', seq=1, summary=..., states=[...])]
     repo.reveal(["r1.hotel_budget"])
+    repo.provenance("r3.booking")   # the states, evidence and requests it rests on
 
 Every query receives `$namespace` and matches on it in the Cypher itself, so an id of another
 namespace is simply not found, and error messages name only what the caller passed.
@@ -12,13 +13,16 @@ namespace is simply not found, and error messages name only what the caller pass
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TypeVar
+from datetime import datetime
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from flowstate.errors import NotFoundError, ReadOnlyError, ValidationFailed
 from flowstate.models import (
     EVIDENCE,
+    ActionDecision,
+    Category,
     Evidence,
     IndexRequest,
     IndexState,
@@ -30,7 +34,9 @@ from flowstate.models import (
     RequestBundle,
     RevealedState,
     StateNode,
+    ids,
 )
+from flowstate.models.views import Edge, Provenance
 from flowstate.store import export
 from flowstate.store.catalog import Q
 from flowstate.store.codec import (
@@ -41,6 +47,7 @@ from flowstate.store.codec import (
     from_props,
     kind_of,
     revalidate,
+    shown,
     unique,
 )
 from flowstate.store.commit import write_bundle
@@ -48,12 +55,14 @@ from flowstate.store.connection import Changes, Row, Store, Tx
 
 R = TypeVar("R", bound=BaseModel)
 _NO_END = 2**62  # "up to the latest request" for index_generation's $to_seq
+MAX_PROVENANCE_DEPTH = 16  # the literal bound of provenance.cypher's path pattern
 _STATE_TYPES = [t.value for t in RelationType]
 _REVEAL_TYPES = [*_STATE_TYPES, EVIDENCE]
 _MODELS: dict[str, type[Record]] = {
     "request": Request,
     "state": StateNode,
     "observation": Observation,
+    "decision": ActionDecision,
 }
 
 
@@ -115,7 +124,8 @@ class Repository:
         return [found[i] for i in self._all_found(wanted, found)]
 
     def expand(self, any_ids: Sequence[str]) -> list[Record]:
-        """Full records for a mix of request, state and observation ids, in the order asked."""
+        """Full records for a mix of request, state, observation and decision ids, in the order
+        asked."""
         wanted = unique(any_ids)
         by_kind: dict[str, list[str]] = {kind: [] for kind in _MODELS}
         for value in wanted:
@@ -125,6 +135,7 @@ class Repository:
             request_ids=by_kind["request"],
             state_ids=by_kind["state"],
             observation_ids=by_kind["observation"],
+            decision_ids=by_kind["decision"],
         )
         found: dict[str, Record] = {}
         for row in rows:
@@ -140,6 +151,37 @@ class Repository:
 
     def get_observation(self, observation_id: str) -> Observation:
         return self._get(Observation, check_id("observation", observation_id))
+
+    def get_decision(self, decision_id: str) -> ActionDecision:
+        return self._get(ActionDecision, check_id("decision", decision_id))
+
+    def decisions(self, request_id: str | None = None) -> list[ActionDecision]:
+        """The action decisions of the namespace, or of one request, in request and step order."""
+        if request_id is not None:
+            check_id("request", request_id)
+        rows = self._read(Q.DECISIONS, request_id=request_id)
+        if request_id is not None and not rows:
+            self.get_request(request_id)  # NotFoundError unless the request exists
+        return [from_props(ActionDecision, row["props"]) for row in rows]
+
+    def provenance(self, state_id: str, max_depth: int = 6) -> Provenance:
+        """What a state rests on, up to `max_depth` hops of outgoing DERIVED_FROM, DEPENDS_ON,
+        REFINES, SUPERSEDES and CONTRADICTS edges: those states, the observations they cite,
+        the requests that produced them, and the edges between all of these.
+
+            repo.provenance("r3.plan").edges   # [Edge("r3.plan", "DERIVED_FROM", "r2.budget"), ...]
+        """
+        check_id("state", state_id)
+        if isinstance(max_depth, bool) or not isinstance(max_depth, int):
+            raise ValidationFailed(f"max_depth must be an integer, not {shown(max_depth)}")
+        if not 0 <= max_depth <= MAX_PROVENANCE_DEPTH:
+            raise ValidationFailed(
+                f"max_depth must be 0 to {MAX_PROVENANCE_DEPTH}, not {max_depth}"
+            )
+        rows = self._read(Q.PROVENANCE, id=state_id, max_depth=max_depth)
+        if not rows:
+            raise self._not_found([state_id])
+        return _provenance(state_id, rows[0])
 
     def history(self) -> list[Request]:
         """The namespace's committed requests, oldest first."""
@@ -205,6 +247,28 @@ class Repository:
         """Delete everything the namespace holds, drafts included."""
         self._writable("forget")
         _, changes = self._write(Q.FORGET_NAMESPACE)
+        return GraphCounts(nodes=changes.nodes_deleted, relationships=changes.relationships_deleted)
+
+    def expire(self, kind: Category | Literal["observation"], before: datetime) -> GraphCounts:
+        """Retention: delete the namespace's states of one category (or its observations)
+        created before `before`, with all their relationships; returns what was deleted.
+
+            repo.expire(Category.ENVIRONMENT, now - timedelta(days=90))
+            repo.expire("observation", now - timedelta(days=30))
+        """
+        self._writable("expire")
+        if not isinstance(before, datetime) or before.utcoffset() is None:
+            # A naive datetime would compare as null in Cypher and silently expire nothing.
+            raise ValidationFailed(f"expire needs a timezone-aware datetime, not {shown(before)}")
+        if kind == "observation":
+            _, changes = self._write(Q.EXPIRE_OBSERVATIONS, before=before)
+        else:
+            try:
+                category = Category(kind)
+            except ValueError:
+                kinds = ", ".join([*(c.value for c in Category), "observation"])
+                raise ValidationFailed(f"cannot expire {shown(kind)}: use one of {kinds}") from None
+            _, changes = self._write(Q.EXPIRE_STATES, category=category.value, before=before)
         return GraphCounts(nodes=changes.nodes_deleted, relationships=changes.relationships_deleted)
 
     def import_jsonl(self, lines: Iterable[str]) -> GraphCounts:
@@ -275,4 +339,21 @@ def _bundle(row: Row) -> RequestBundle:
         observations=[from_props(Observation, p) for p in row["observations"]],
         relations=[Relation.model_validate(r) for r in row["relations"]],
         evidence=[Evidence.model_validate(e) for e in row["evidence"]],
+        decisions=[from_props(ActionDecision, p) for p in row["decisions"]],
     )
+
+
+def _provenance(state_id: str, row: Row) -> Provenance:
+    observations = [from_props(Observation, p) for p in row["observations"]]
+    requests = [from_props(Request, p) for p in row["requests"]]
+    return Provenance(
+        state_id=state_id,
+        states=[from_props(StateNode, p) for p in row["states"]],
+        observations=sorted(observations, key=_observation_order),
+        requests=sorted(requests, key=lambda r: r.seq),
+        edges=sorted({Edge(**e) for e in row["edges"]}),
+    )
+
+
+def _observation_order(o: Observation) -> tuple:
+    return (ids.request_seq(o.request_id), o.step, o.created_at, o.id)

@@ -91,3 +91,15 @@ class LocalServerSettings(BaseSettings):
     @property
     def http_url(self) -> str:
         return f"http://127.0.0.1:{self.http_port}"
+
+
+class MemorySettings(BaseSettings):
+    """Deployment controls for the commands that open a namespace."""
+
+    model_config = SettingsConfigDict(env_prefix="FLOWSTATE_", extra="ignore")
+
+    # JSON, e.g. {"observation": 30, "preference": null}: applied whenever a command opens a
+    # namespace for writing (see flowstate.safety.retention).
+    retention: str | None = None
+    # Mask card numbers and e-mail addresses before anything is persisted.
+    redact: bool = True

@@ -8,6 +8,7 @@ from flowstate.bench.cli import bench
 from flowstate.cli.demo_command import demo
 from flowstate.cli.memory_commands import COMMANDS
 from flowstate.cli.neo4j_commands import neo4j
+from flowstate.cli.safety_commands import COMMANDS as SAFETY_COMMANDS
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -22,5 +23,5 @@ def main() -> None:
     """
 
 
-for command in [demo, *COMMANDS, neo4j, bench]:
+for command in [demo, *COMMANDS, *SAFETY_COMMANDS, neo4j, bench]:
     main.add_command(command)

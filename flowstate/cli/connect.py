@@ -10,7 +10,9 @@ from flowstate.api import FlowState
 from flowstate.errors import UsageError
 from flowstate.local.embedded import resolve_database
 from flowstate.models import ids
-from flowstate.settings import LocalServerSettings, Neo4jSettings
+from flowstate.safety.redaction import PatternRedactor, builtin_redactor
+from flowstate.safety.retention import RetentionPolicy
+from flowstate.settings import LocalServerSettings, MemorySettings, Neo4jSettings
 
 NAMESPACE_HELP = "Memory namespace (one per agent or tenant)."
 
@@ -27,12 +29,22 @@ def namespace_option(fn):  # noqa: ANN001, ANN201
 
 
 def open_memory(namespace: str, *, read_only: bool = False) -> FlowState:
+    """Connect to the configured (or managed local) Neo4j; apply FLOWSTATE_RETENTION if set."""
     if not re.fullmatch(ids.NAMESPACE_PATTERN, namespace):
         raise UsageError(
             f"invalid namespace {namespace!r}: letters, digits, '_', '.', '-' (at most 128)"
         )
+    memory = MemorySettings()
+    policy = RetentionPolicy.parse(memory.retention) if memory.retention else None
     settings = resolve_database(Neo4jSettings(), LocalServerSettings(), _say)
-    return FlowState.connect(settings=settings, namespace=namespace, read_only=read_only)
+    return FlowState.connect(
+        settings=settings, namespace=namespace, read_only=read_only, retention=policy
+    )
+
+
+def redactor() -> PatternRedactor | None:
+    """The built-in redactor unless FLOWSTATE_REDACT=false."""
+    return builtin_redactor() if MemorySettings().redact else None
 
 
 def _say(message: str) -> None:

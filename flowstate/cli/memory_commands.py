@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from flowstate.cli.common import emit, fails_cleanly
-from flowstate.cli.connect import namespace_option, open_memory
+from flowstate.cli.connect import namespace_option, open_memory, redactor
 from flowstate.engine.step import AgentConfig, Approval
 from flowstate.errors import NotFoundError, UsageError
 from flowstate.models import ids
@@ -61,7 +61,11 @@ def run(
     tools = _load_tools(tools_spec)
     with open_memory(namespace) as fs:
         agent = fs.agent(
-            model, tools=tools, config=AgentConfig(max_steps=max_steps), approve=ask_person
+            model,
+            tools=tools,
+            config=AgentConfig(max_steps=max_steps),
+            approve=ask_person,
+            redact=redactor(),
         )
         result = agent.run(text)
     data = {

@@ -222,3 +222,49 @@ def test_every_command_has_help_with_an_example() -> None:
         assert leaf  # names are non-empty
     for command in main.commands.values():
         assert command.help and ("Example" in command.help or isinstance(command, click.Group))
+
+
+def test_why_prints_the_evidence_chain_with_validity(cli, demo_ns: str) -> None:  # noqa: ANN001
+    done = cli("why", "r2.hotel_options", "-N", demo_ns)
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("r2.hotel_options [environment]")
+    assert any(
+        "DEPENDS_ON r2.budget" in line and "(SUPERSEDED by r5.budget)" in line for line in lines
+    )
+    assert any(
+        line.lstrip("│├└─ ").startswith("EVIDENCED_BY r2.o1 search_hotels(") for line in lines
+    )
+    assert "  r2 " in done.stdout and "Requests:" in done.stdout
+    data = _json(cli("why", "r8.plan_summary", "-N", demo_ns, "--json"))
+    assert {"r4.hotel_booking", "r6.outbound_flight", "r7.dinner"} <= {
+        s["id"] for s in data["states"]
+    }
+    assert data["superseded"] == {"r2.budget": ["r5.budget"]}
+    assert cli("why", "r9.ghost", "-N", demo_ns).exit_code == 2
+    assert cli("why", "r2", "-N", demo_ns).exit_code == 2
+
+
+def test_retention_apply_expires_and_counts(cli, demo_ns: str) -> None:  # noqa: ANN001
+    done = _json(
+        cli("retention", "apply", "-N", demo_ns, "--policy", '{"observation": 0}', "--json")
+    )
+    assert done["observation"]["nodes"] == 4  # the cited results of r2, r4, r6 and r7
+    shown = cli("show", "r4.o1", "-N", demo_ns)
+    assert shown.exit_code == 2
+    again = cli("retention", "apply", "-N", demo_ns, "--policy", '{"observation": 0}')
+    assert "observation: 0 nodes" in again.stdout
+    bad = cli("retention", "apply", "-N", demo_ns, "--policy", "{nope")
+    assert bad.exit_code == 2 and "invalid retention policy" in bad.stderr
+
+
+def test_retention_from_the_environment_applies_on_open(
+    cli,
+    demo_ns: str,
+    monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
+) -> None:
+    monkeypatch.setenv("FLOWSTATE_RETENTION", '{"artifact": 0}')
+    assert cli("forget", "r99", "-N", demo_ns, "--yes").exit_code == 2  # opened for writing
+    monkeypatch.delenv("FLOWSTATE_RETENTION")
+    index = cli("index", "-N", demo_ns).stdout
+    assert "[artifact]" not in index and "[decision]" in index

@@ -28,6 +28,8 @@ from flowstate.models import (
     Usage,
 )
 from flowstate.rules import Limits
+from flowstate.safety.redaction import PatternRedactor, builtin_redactor
+from flowstate.safety.retention import RetentionPolicy
 
 __all__ = [
     "Agent",
@@ -43,9 +45,11 @@ __all__ = [
     "ModelError",
     "NotFoundError",
     "Outcome",
+    "PatternRedactor",
     "ReadOnlyError",
     "RelationType",
     "RenderedIndex",
+    "RetentionPolicy",
     "RunResult",
     "ScriptedModel",
     "StateNode",
@@ -56,4 +60,5 @@ __all__ = [
     "Usage",
     "UsageError",
     "ValidationFailed",
+    "builtin_redactor",
 ]

@@ -44,29 +44,33 @@ def unique_key(prefix: str = "k") -> str:
     return f"{prefix}_{uuid.uuid4().hex[:12]}"
 
 
-_NODE_LEFTOVERS = """
+_LEFTOVERS = """
 MATCH (n)
-WHERE $namespace IS NULL OR n.namespace = $namespace OR n.namespace IS NULL
+WITH n, CASE WHEN n.namespace IS NULL OR n.namespace = $namespace
+  THEN $anywhere + $scoped ELSE $anywhere END AS wanted
 UNWIND keys(n) AS key
-WITH n, key, n[key] AS value
-WHERE value IN $values OR (value IS :: LIST<ANY> AND any(x IN value WHERE x IN $values))
+WITH n, key, n[key] AS value, wanted
+WHERE value IN wanted OR (value IS :: LIST<ANY> AND any(x IN value WHERE x IN wanted))
 RETURN 'node' AS what, labels(n) AS labels, n.namespace AS namespace, key, value
-"""
-_EDGE_LEFTOVERS = """
+UNION ALL
 MATCH ()-[r]->()
+WHERE size(keys(r)) > 0
+WITH r, CASE WHEN $namespace IN [startNode(r).namespace, endNode(r).namespace]
+  THEN $anywhere + $scoped ELSE $anywhere END AS wanted
 UNWIND keys(r) AS key
-WITH r, key, r[key] AS value
-WHERE value IN $values OR (value IS :: LIST<ANY> AND any(x IN value WHERE x IN $values))
+WITH r, key, r[key] AS value, wanted
+WHERE value IN wanted OR (value IS :: LIST<ANY> AND any(x IN value WHERE x IN wanted))
 RETURN 'relationship' AS what, [type(r)] AS labels, null AS namespace, key, value
 """
 
 
-def leftovers(raw: Raw, values: Iterable[str], namespace: str | None = None) -> list[dict]:
-    """Every property, of any node or relationship, equal to one of `values` or a list holding
-    one. With `namespace`, nodes of other namespaces are skipped (ids like `r2` are only
-    unique within a namespace); without, the whole database is searched."""
-    params = {"values": list(values), "namespace": namespace}
-    return raw.rows(_NODE_LEFTOVERS, **params) + raw.rows(_EDGE_LEFTOVERS, **params)
+def leftovers(
+    raw: Raw, anywhere: Iterable[str], *, namespace: str = "", scoped: Iterable[str] = ()
+) -> list[dict]:
+    """Every property, of any node or relationship in the database, equal to one of `anywhere`
+    or a list holding one; and, on nodes of `namespace` (or of none) and on edges touching
+    them, equal to or holding one of `scoped` (ids like `r2` are unique only per namespace)."""
+    return raw.rows(_LEFTOVERS, anywhere=list(anywhere), scoped=list(scoped), namespace=namespace)
 
 
 def edges_touching(raw: Raw, namespace: str, ids: Iterable[str]) -> int:

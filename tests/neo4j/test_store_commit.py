@@ -168,6 +168,7 @@ def test_read_only_repository_refuses_every_write(store, repo, make):
         lambda: ro.forget_state("r1.a"),
         lambda: ro.forget_namespace(),
         lambda: ro.import_jsonl([]),
+        lambda: ro.expire("observation", make.request(1).started_at),
     ]
     for write in writes:
         with pytest.raises(ReadOnlyError, match="read-only"):

@@ -8,7 +8,7 @@ import neo4j.time
 import pytest
 
 from flowstate.errors import StoreError, ValidationFailed
-from flowstate.models import Category, Outcome, Request, StateNode, Usage
+from flowstate.models import ActionDecision, Category, Outcome, Request, StateNode, Usage
 from flowstate.store import codec
 
 T = datetime(2025, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
@@ -79,6 +79,7 @@ def test_malformed_stored_record_is_a_store_error():
         ("request", "r12", ["r0", "R1", "r1\n", "r1.a", "", "r1 "]),
         ("state", "r12.hotel_budget", ["r1.o3", "r1.A", "r1.a\n", "r1", "r1.a`", "r1.a b"]),
         ("observation", "r12.o3", ["r1.o0", "r1.hotel", "r1.o3\n"]),
+        ("decision", "r12.a3", ["r1.a0", "r1.o3", "r1.a3\n", "r1.A3", "r1.a"]),
     ],
 )
 def test_ids_are_checked_strictly(kind, good, bad):
@@ -105,6 +106,24 @@ def test_messages_cut_huge_input_short():
 def test_namespace_is_checked(ns):
     with pytest.raises(ValidationFailed, match="invalid namespace"):
         codec.check_namespace(ns)
+
+
+def test_decision_cites_stay_a_list_of_ids():
+    decision = ActionDecision(
+        namespace="ns",
+        id="r2.a1",
+        request_id="r2",
+        step=3,
+        tool="book",
+        cites=["r1.budget", "r2.hotel"],
+        approved=False,
+        reason="no",
+        created_at=T,
+    )
+    props = codec.to_props(decision)
+    assert props["cites"] == ["r1.budget", "r2.hotel"] and props["created_at"] == T
+    stored = {**props, "namespace": "ns", "created_at": neo4j.time.DateTime.from_native(T)}
+    assert codec.from_props(ActionDecision, stored) == decision
 
 
 def test_surrogates_are_refused():

@@ -9,6 +9,7 @@ import pytest
 
 from flowstate.errors import ValidationFailed
 from flowstate.models import (
+    ActionDecision,
     Category,
     Evidence,
     Observation,
@@ -24,7 +25,7 @@ from flowstate.store.export import bundle_lines, parse_lines
 T = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
-def _bundle(ns: str, seq: int, keys=("a",), rels=(), text="plain") -> RequestBundle:
+def _bundle(ns: str, seq: int, keys=("a",), rels=(), text="plain", cites=()) -> RequestBundle:
     rid = f"r{seq}"
     return RequestBundle(
         request=Request(
@@ -64,6 +65,20 @@ def _bundle(ns: str, seq: int, keys=("a",), rels=(), text="plain") -> RequestBun
         ],
         relations=[Relation(type=t, source=a, target=b) for t, a, b in rels],
         evidence=[Evidence(state=f"{rid}.{keys[0]}", observation=f"{rid}.o1")],
+        decisions=[
+            ActionDecision(
+                namespace=ns,
+                id=f"{rid}.a1",
+                request_id=rid,
+                step=2,
+                tool="book",
+                arguments='{"q":"' + text + '"}',
+                cites=[f"{rid}.{keys[0]}", *cites],
+                approved=seq % 2 == 1,
+                reason=text,
+                created_at=T,
+            )
+        ],
     )
 
 
@@ -71,7 +86,7 @@ def _bundle(ns: str, seq: int, keys=("a",), rels=(), text="plain") -> RequestBun
 def bundles():
     return [
         _bundle("a", 1, keys=("x", "y"), text="caf\u00e9 \u2028 \x00 \U0001f600"),
-        _bundle("a", 2, rels=[(RelationType.SUPERSEDES, "r2.a", "r1.x")]),
+        _bundle("a", 2, rels=[(RelationType.SUPERSEDES, "r2.a", "r1.x")], cites=["r1.y"]),
     ]
 
 
@@ -79,23 +94,26 @@ def test_lines_round_trip_into_another_namespace(bundles):
     lines = list(bundle_lines(bundles))
     assert all(line.endswith("\n") and line.count("\n") == 1 for line in lines)
     assert all(line.isascii() for line in lines)
-    assert [json.loads(line)["kind"] for line in lines[:5]] == [
+    assert [json.loads(line)["kind"] for line in lines[:6]] == [
         "request",
         "state",
         "state",
         "observation",
         "evidence",
+        "decision",
     ]
     assert all("namespace" not in json.loads(line) for line in lines)
     back = parse_lines(lines, "b")
     assert list(bundle_lines(back)) == lines
     assert back[0].request.namespace == "b"
     assert back[0].states[0].content == bundles[0].states[0].content
+    assert back[1].decisions[0].cites == ["r2.a", "r1.y"]
+    assert back[1].decisions[0].namespace == "b"
 
 
 def test_blank_lines_are_skipped_and_order_does_not_matter(bundles):
     lines = list(bundle_lines(bundles))
-    shuffled = [*lines[5:], "\n", *lines[:5], "   \n"]
+    shuffled = [*lines[6:], "\n", *lines[:6], "   \n"]
     assert parse_lines(shuffled, "b") == parse_lines(lines, "b")
 
 
@@ -122,25 +140,25 @@ def _lines(bundles) -> list[str]:
             ),
             r"line 2: invalid state: key",
         ),
-        (lambda ls: ls.append(ls[1]), r"line 11: r1.x is already on line 2"),
+        (lambda ls: ls.append(ls[1]), r"line 13: r1.x is already on line 2"),
         (lambda ls: ls.pop(0), r"line 1: state of request r1, not in the file"),
         (
             lambda ls: ls.append(
                 '{"kind":"relation","type":"REFINES","source":"r1.x","target":"r1.nope"}\n'
             ),
-            r"line 11: relation target r1.nope is not a state in the file",
+            r"line 13: relation target r1.nope is not a state in the file",
         ),
         (
             lambda ls: ls.append(
                 '{"kind":"relation","type":"REFINES","source":"r1.x","target":"r2.a"}\n'
             ),
-            r"line 11: relation target r2.a belongs to a later request",
+            r"line 13: relation target r2.a belongs to a later request",
         ),
         (
             lambda ls: ls.append(
                 '{"kind":"relation","type":"OWNS","source":"r1.x","target":"r1.y"}\n'
             ),
-            r"line 11: invalid relation: type",
+            r"line 13: invalid relation: type",
         ),
         (
             lambda ls: ls.__setitem__(
@@ -154,6 +172,22 @@ def _lines(bundles) -> list[str]:
         (
             lambda ls: ls.append('{"kind":"evidence","state":"r1.y","observation":"r1.o9"}\n'),
             r"request r1 \(line 1\) is inconsistent: evidence r1.y -> r1.o9 is not inside r1",
+        ),
+        (
+            lambda ls: ls.__setitem__(11, ls[11].replace('"r1.y"', '"r1.gone"')),
+            r"line 12: state r1.gone cited by r2.a1 is not a state in the file",
+        ),
+        (
+            lambda ls: ls.__setitem__(5, ls[5].replace('"cites":["r1.x"]', '"cites":["r2.a"]')),
+            r"line 6: state r2.a cited by r1.a1 belongs to a later request",
+        ),
+        (
+            lambda ls: ls.__setitem__(5, ls[5].replace('"cites":["r1.x"]', '"cites":["r1.o1"]')),
+            r"line 6: invalid decision: cited ids are not state ids",
+        ),
+        (
+            lambda ls: ls.__setitem__(5, ls[5].replace('"id":"r1.a1"', '"id":"r1.a1`"')),
+            r"line 6: invalid decision: id",
         ),
     ],
     ids=[
@@ -170,6 +204,10 @@ def _lines(bundles) -> list[str]:
         "bad-type",
         "naive-time",
         "bad-evidence",
+        "cite-missing",
+        "cite-later",
+        "cite-observation",
+        "bad-decision-id",
     ],
 )
 def test_bad_lines_are_named(bundles, edit, message):

@@ -3,13 +3,13 @@
 // $max_depth hops, each state once at its shortest distance), the observations those states
 // cite, the requests that produced any of them, and the edges between all of these.
 // No row when the id is not a state of this namespace.
-// $namespace: str; $id: state id; $max_depth: int, 0..16 (the pattern's literal bound; the
+// $namespace: str; $id: state id; $max_depth: int, 0..20 (the pattern's literal bound; the
 // repository refuses more).
 MATCH (start:State {namespace: $namespace, id: $id})
 CALL (start) {
   MATCH p = ANY SHORTEST (start)
     (()-[:DERIVED_FROM|DEPENDS_ON|REFINES|SUPERSEDES|CONTRADICTS]->
-     (:State {namespace: $namespace})){0,16}
+     (:State {namespace: $namespace})){0,20}
     (t:State)
   WHERE length(p) <= $max_depth
   WITH t, length(p) AS depth

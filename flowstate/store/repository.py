@@ -55,7 +55,7 @@ from flowstate.store.connection import Changes, Row, Store, Tx
 
 R = TypeVar("R", bound=BaseModel)
 _NO_END = 2**62  # "up to the latest request" for index_generation's $to_seq
-MAX_PROVENANCE_DEPTH = 16  # the literal bound of provenance.cypher's path pattern
+MAX_PROVENANCE_DEPTH = 20  # the literal bound of provenance.cypher's path pattern
 _STATE_TYPES = [t.value for t in RelationType]
 _REVEAL_TYPES = [*_STATE_TYPES, EVIDENCE]
 _MODELS: dict[str, type[Record]] = {

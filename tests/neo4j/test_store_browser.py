@@ -35,5 +35,6 @@ def test_saved_query_documents_its_parameters_and_runs(path, repo, make, raw):
 
 def test_style_file_colours_every_label():
     grass = (cypher_dir() / "browser" / "flowstate.grass").read_text()
-    for label in [c.label for c in Category] + ["Request", "Observation", "ActionDecision", "Draft"]:
+    others = ["Request", "Observation", "ActionDecision", "Draft"]
+    for label in [c.label for c in Category] + others:
         assert re.search(rf"node\.{label} \{{[^}}]*color:[^}}]*caption:", grass), label

@@ -112,10 +112,12 @@ def _engine(store: Store, plan: Plan, progress: Progress, say: Callable[[str], N
 
 def _notes(plan: Plan, load: tuple[float, float, float]) -> list[str]:
     schema = count_tokens(json_instruction(StepOutput))
+    end = os.getloadavg()
     return [
         *plan.notes,
-        f"Load average when the run started: {load[0]:.2f} on {os.cpu_count()} cores; the "
-        "database and the benchmark share them.",
+        f"Load average {load[0]:.2f} when the run started and {end[0]:.2f} (5 min: {end[1]:.2f}) "
+        f"when it ended, on {os.cpu_count()} cores that the database and the benchmark share; "
+        "latencies grow with it.",
         "Prompt tokens are tiktoken counts of the messages sent (o200k_base). FlowState's "
         "StepOutput JSON schema goes as response_format; a model without structured output "
         f"gets it in the system message instead: +{schema} tokens per call, not counted here.",

@@ -61,6 +61,16 @@ def test_the_hash_shortcut_equals_the_full_hash_after_reads(data: TauData) -> No
     assert env.hash() == db_hash(env.db) == data.db_hash("airline")
 
 
+def test_environments_share_the_loaded_database_until_they_write(data: TauData) -> None:
+    reader, writer = make_env("retail", data), make_env("retail", data)
+    assert reader.db is writer.db is data.shared_db("retail")
+    cancel = {"order_id": "#W4776164", "reason": "no longer needed"}  # a pending order
+    assert not writer.call("cancel_pending_order", cancel).is_error
+    assert writer.db is not reader.db and writer.db["orders"]["#W4776164"]["status"] == "cancelled"
+    assert reader.db["orders"]["#W4776164"]["status"] == "pending"
+    assert db_hash(data.shared_db("retail")) == data.db_hash("retail") != writer.hash()
+
+
 def test_a_refused_write_changes_nothing(data: TauData) -> None:
     env = make_env("airline", data)
     user = env.db["users"]["mia_li_3668"]
@@ -116,6 +126,7 @@ def test_airline_change_rules(data: TauData) -> None:
     assert "added but not removed" in out.output
     assert not env.call("cancel_reservation", {"reservation_id": "4WQ150"}).is_error
     assert "cancelled" in env.call("cancel_reservation", {"reservation_id": "4WQ150"}).output
+    res = env.db["reservations"]["4WQ150"]  # the environment's own copy since its first write
     refunds = [p for p in res["payment_history"] if p["amount"] < 0]
     assert refunds == [{"payment_id": "gift_card_3576581", "amount": -4986}]
 
@@ -157,6 +168,7 @@ def test_retail_refund_goes_to_the_original_method_or_a_gift_card(data: TauData)
     assert "original payment method or a gift card" in card.output
     gift = {**ret, "payment_method_id": "gift_card_7794233"}
     assert not env.call("return_delivered_order_items", gift).is_error
+    order = env.db["orders"]["#W5866402"]
     assert order["status"] == "return requested"
     assert order["return_payment_method_id"] == "gift_card_7794233"
 

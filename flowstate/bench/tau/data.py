@@ -130,6 +130,7 @@ class TauData:
             raise UsageError(f"{self.root} has no tau2/ folder: point --data at the data folder")
         self._pickled: dict[str, bytes] = {}
         self._hashes: dict[str, str] = {}
+        self._shared: dict[str, dict[str, Any]] = {}
 
     @classmethod
     def locate(cls, root: Path | None = None) -> TauData:
@@ -158,13 +159,19 @@ class TauData:
         """A fresh, private copy of the domain's database (a pickle round trip is the fastest
         deep copy of plain JSON data)."""
         if domain not in self._pickled:
-            self._pickled[domain] = pickle.dumps(self._load_db(domain))
+            self._pickled[domain] = pickle.dumps(self.shared_db(domain))
         return pickle.loads(self._pickled[domain])
+
+    def shared_db(self, domain: str) -> dict[str, Any]:
+        """The one loaded copy, shared by every environment until it writes: never change it."""
+        if domain not in self._shared:
+            self._shared[domain] = self._load_db(domain)
+        return self._shared[domain]
 
     def db_hash(self, domain: str) -> str:
         """The hash of the untouched database (computed once)."""
         if domain not in self._hashes:
-            self._hashes[domain] = db_hash(self.db(domain))
+            self._hashes[domain] = db_hash(self.shared_db(domain))
         return self._hashes[domain]
 
     def _load_db(self, domain: str) -> dict[str, Any]:

@@ -52,13 +52,26 @@ class Environment:
     TOOLS: ClassVar[tuple[str, ...]] = ()
     WRITE_TOOLS: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, db: dict[str, Any], pristine_hash: str | None = None) -> None:
+    def __init__(
+        self,
+        db: dict[str, Any],
+        pristine_hash: str | None = None,
+        private_copy: Callable[[], dict[str, Any]] | None = None,
+    ) -> None:
+        """`db` is this environment's own, unless `private_copy` is given: then `db` is shared
+        and read-only, and the first write (or initial state) swaps in `private_copy()`.
+        Copying a database costs more than a whole read-only conversation."""
         self.db = db
         self.calls: list[ToolCallRecord] = []
         # The hash of the untouched database, kept until a write succeeds: every tool checks
         # before it changes anything, so reads and refused writes leave the data as it was.
         self._pristine = pristine_hash
+        self._private_copy = private_copy
         self._tools = {t.name: t for t in self._build_tools()}
+
+    def _own_db(self) -> None:
+        if self._private_copy is not None:
+            self.db, self._private_copy = self._private_copy(), None
 
     # -- tools ------------------------------------------------------------------------------
 
@@ -84,6 +97,8 @@ class Environment:
 
     def _recorded(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         def run(**kwargs: Any) -> Any:
+            if name in self.WRITE_TOOLS:
+                self._own_db()
             try:
                 value = fn(**kwargs)
             except Exception as e:
@@ -106,6 +121,7 @@ class Environment:
         counts as the agent's calls."""
         state = task.initial_state
         if state:
+            self._own_db()
             self._pristine = None
         agent_data = (state.get("initialization_data") or {}).get("agent_data")
         if agent_data:
@@ -219,7 +235,7 @@ def make_env(domain: str, data: TauData, task: Task | None = None) -> Environmen
     }
     if domain not in kinds:
         raise UsageError(f"unknown domain {domain!r}; one of {', '.join(kinds)}")
-    env = kinds[domain](data.db(domain), data.db_hash(domain))
+    env = kinds[domain](data.shared_db(domain), data.db_hash(domain), lambda: data.db(domain))
     if task is not None:
         env.apply_initial_state(task)
     return env

@@ -222,4 +222,3 @@ class TauRunner:
             return
         for namespace in sorted(self.namespaces):
             Repository(self.store, namespace).forget_namespace()
-        self.namespaces.clear()

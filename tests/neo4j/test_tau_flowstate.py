@@ -12,6 +12,7 @@ from flowstate.api import FlowState
 from flowstate.bench.tau.cli import tau
 from flowstate.bench.tau.data import TauData, default_root
 from flowstate.bench.tau.runner import RunConfig, TauRunner
+from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
 
@@ -106,3 +107,28 @@ def test_cli_runs_the_flowstate_strategy(
     assert report["db_accuracy"] == {"flowstate": 1.0}
     assert report["pass_hat_k"] == {"flowstate": {"1": 1.0}}
     assert report["tokens"]["flowstate"]["per_task"] > 0
+
+
+def test_an_llm_agent_on_flowstate_with_an_llm_user(store: Store, data: TauData) -> None:
+    from tests.unit.test_tau_oracle import play_user_and_agent
+
+    model = ScriptedModel.policy("tau-neo4j-llm-path", play_user_and_agent)
+    try:
+        config = RunConfig(
+            domain="mock",
+            strategies=["flowstate"],
+            task_ids=["update_task_1"],
+            agent="llm",
+            model=model.model,
+        )
+        runner = TauRunner(config, data, store)
+        [conv] = runner.run()
+    finally:
+        unregister(model.name)
+    assert conv.score.success and conv.ended == "stop" and conv.turns == 1
+    assert conv.answers == ["Done: task_1 is completed."] and conv.user_usage.calls == 2
+    engine_prompts = [
+        c for c in model.calls if "# Historical State Index" in c.messages[-1]["content"]
+    ]
+    assert engine_prompts[0].messages[0]["content"].startswith("# Domain policy\n# Mock Domain")
+    assert _forgotten(store, runner)

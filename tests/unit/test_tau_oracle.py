@@ -15,6 +15,8 @@ from flowstate.bench.tau.oracle import _keep_plans, plan_line, recall
 from flowstate.bench.tau.plan import CONFIRM, derive_plan
 from flowstate.bench.tau.report import build_report, results_table
 from flowstate.bench.tau.runner import RunConfig, TauRunner
+from flowstate.bench.tau.strategies import SUMMARY_SYSTEM, TOOL_RESULT
+from flowstate.llm.scripted import ScriptedModel, unregister
 
 # Tasks whose changes each wait for a later "yes": the plan must survive between requests.
 SUBSET = {"airline": ["7", "8", "14", "17", "23"], "retail": ["0", "11", "16", "22", "29"]}
@@ -118,3 +120,41 @@ def test_cli_runs_offline_and_writes_the_report(data: TauData, tmp_path) -> None
 def test_cli_usage_errors(data: TauData, args: list[str], message: str) -> None:
     result = CliRunner().invoke(tau, ["--domain", "mock", "--data", str(data.root), *args])
     assert result.exit_code == 2 and message in result.output
+
+
+def play_user_and_agent(messages: list[dict]) -> dict:
+    """A stand-in for a real model, as both the simulated user and the agent."""
+    system, text = messages[0]["content"], "\n".join(m["content"] for m in messages)
+    if "User Simulation Guidelines" in system:
+        said = sum(m["role"] == "assistant" for m in messages)
+        return {"message": "Please mark task_1 as completed." if not said else "Thanks ###STOP###"}
+    if SUMMARY_SYSTEM in system:
+        return {"summary": "task_1 completed"}
+    if "# Historical State Index" in text:  # the FlowState engine's prompt
+        if "update_task_status(" in text:
+            return {"action": {"type": "final", "answer": "Done: task_1 is completed."}}
+        arguments = {"task_id": "task_1", "status": "completed"}
+        return {"action": {"type": "tool", "name": "update_task_status", "arguments": arguments}}
+    if f"{TOOL_RESULT} update_task_status [ok]" in text:
+        return {"type": "final", "answer": "Done: task_1 is completed."}
+    arguments = {"task_id": "task_1", "status": "completed"}
+    return {"type": "tool", "name": "update_task_status", "arguments": arguments}
+
+
+def test_cli_llm_agent_and_llm_user_go_through_litellm(data: TauData, tmp_path) -> None:
+    model = ScriptedModel.policy("tau-unit-llm-path", play_user_and_agent)
+    try:
+        args = ["--domain", "mock", "--task-id", "update_task_1", "--agent", "llm"]
+        args += ["--model", model.model, "--strategy", "full,bm25,summary", "--trials", "2"]
+        argv = [*args, "--data", str(data.root), "--out", str(tmp_path), "--temperature", "0"]
+        result = CliRunner().invoke(tau, argv)
+        assert result.exit_code == 0, result.output
+    finally:
+        unregister(model.name)
+    report = json.loads((tmp_path / "tau_report.json").read_text())
+    assert report["user"] == "llm" and report["db_accuracy"]["summary"] == 1.0
+    assert report["pass_hat_k"]["full"] == {"1": 1.0, "2": 1.0}
+    rows = report["conversations"]
+    assert {r["ended"] for r in rows} == {"stop"} and all(r["turns"] == 1 for r in rows)
+    assert report["strategies"]["summary"]["extra_calls"] == 2
+    assert report["strategies"]["full"]["user_tokens"] > 0

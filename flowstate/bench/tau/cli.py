@@ -69,6 +69,7 @@ def _strategies(ctx: click.Context, param: click.Parameter, value: str) -> list[
 @click.option("--max-turns", type=click.IntRange(1), default=30, show_default=True)
 @click.option("--max-steps", type=click.IntRange(1), default=30, show_default=True)
 @click.option("--bm25-k", type=click.IntRange(1), default=5, show_default=True)
+@click.option("--temperature", type=float, help="Sampling temperature for the llm agent and user.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report instead.")
 @fails_cleanly
 def tau(
@@ -88,6 +89,7 @@ def tau(
     max_turns: int,
     max_steps: int,
     bm25_k: int,
+    temperature: float | None,
     as_json: bool,
 ) -> None:
     """Run tau-bench tasks with FlowState and the baselines, and score them.
@@ -112,6 +114,7 @@ def tau(
         max_steps=max_steps,
         bm25_k=bm25_k,
         keep_memory=keep_memory,
+        model_kwargs={} if temperature is None else {"temperature": temperature},
     )
     console = Console(stderr=True)
     tau_data = TauData.locate(data)

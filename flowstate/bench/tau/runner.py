@@ -207,7 +207,8 @@ class TauRunner:
             return ScriptedUser(plan.turns)
         model = self.config.user_model or self.config.model
         assert model is not None
-        return LLMUser(LiteLLMClient(model), task.scenario, self.data.guidelines)
+        client = LiteLLMClient(model, **self.config.model_kwargs)
+        return LLMUser(client, task.scenario, self.data.guidelines)
 
     def _namespace(self, task: Task, trial: int) -> str:
         parts = ["tau", self.config.domain, self.run_id, f"t{trial}"]

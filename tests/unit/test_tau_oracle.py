@@ -100,12 +100,13 @@ def test_report_keys_and_table(data: TauData) -> None:
 
 
 def test_cli_runs_offline_and_writes_the_report(data: TauData, tmp_path) -> None:
-    args = ["--domain", "retail", "--strategy", "full,summary", "--tasks", "2"]
+    args = ["--domain", "retail", "--split", "test", "--strategy", "full,summary", "--tasks", "2"]
     argv = [*args, "--data", str(data.root), "--out", str(tmp_path)]
     result = CliRunner().invoke(tau, argv, env={"COLUMNS": "160"})
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "tau_report.json").read_text())
     assert report["db_accuracy"] == {"full": 1.0, "summary": 1.0}
+    assert [r["task"] for r in report["conversations"]] == data.split("retail", "test")[:2] * 2
     assert "pass^1" in result.output and "tokens/task" in result.output
 
 
@@ -115,6 +116,7 @@ def test_cli_runs_offline_and_writes_the_report(data: TauData, tmp_path) -> None
         (["--strategy", "full,rag"], "choose from flowstate,full,bm25,summary"),
         (["--agent", "llm", "--strategy", "full"], "--agent llm needs --model"),
         (["--task-id", "nope", "--strategy", "full"], "no tasks match"),
+        (["--split", "test", "--strategy", "full"], "mock has no split 'test'; one of base"),
     ],
 )
 def test_cli_usage_errors(data: TauData, args: list[str], message: str) -> None:

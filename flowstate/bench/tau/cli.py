@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from flowstate.api import FlowState
 from flowstate.bench.tau.data import TauData
 from flowstate.bench.tau.report import build_report, results_table, write_report
 from flowstate.bench.tau.runner import Conversation, RunConfig, TauRunner
@@ -43,9 +44,12 @@ def _strategies(ctx: click.Context, param: click.Parameter, value: str) -> list[
     callback=_strategies,
     help="Comma-separated strategies to run side by side.",
 )
-@click.option("--trials", type=click.IntRange(1), default=1, show_default=True)
+@click.option(
+    "--trials", type=click.IntRange(1), default=1, show_default=True, help="Runs per task (pass^k)."
+)
 @click.option("--tasks", "limit", type=click.IntRange(1), help="Only the first N tasks.")
 @click.option("--task-id", "task_ids", multiple=True, help="Only these task ids (repeatable).")
+@click.option("--split", help="Only the tasks of a split of split_tasks.json (train, test).")
 @click.option(
     "--data",
     type=click.Path(path_type=Path, file_okay=False),
@@ -66,9 +70,15 @@ def _strategies(ctx: click.Context, param: click.Parameter, value: str) -> list[
 @click.option("--user-model", help="litellm model for the llm user; default --model.")
 @click.option("--persist", is_flag=True, help="One FlowState memory across a domain's tasks.")
 @click.option("--keep-memory", is_flag=True, help="Keep the FlowState namespaces afterwards.")
-@click.option("--max-turns", type=click.IntRange(1), default=30, show_default=True)
-@click.option("--max-steps", type=click.IntRange(1), default=30, show_default=True)
-@click.option("--bm25-k", type=click.IntRange(1), default=5, show_default=True)
+@click.option(
+    "--max-turns", type=click.IntRange(1), default=30, show_default=True, help="User turns."
+)
+@click.option(
+    "--max-steps", type=click.IntRange(1), default=30, show_default=True, help="Steps per turn."
+)
+@click.option(
+    "--bm25-k", type=click.IntRange(1), default=5, show_default=True, help="Messages retrieved."
+)
 @click.option("--temperature", type=float, help="Sampling temperature for the llm agent and user.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report instead.")
 @fails_cleanly
@@ -80,6 +90,7 @@ def tau(
     trials: int,
     limit: int | None,
     task_ids: tuple[str, ...],
+    split: str | None,
     data: Path | None,
     out: Path,
     user: str | None,
@@ -97,8 +108,13 @@ def tau(
     \b
     Examples:
       flowstate bench tau --domain airline --agent oracle --tasks 5
-      flowstate bench tau --domain retail --agent llm --model gpt-4o-mini --trials 4
+      flowstate bench tau --domain retail --split test --agent llm --model gpt-4o-mini --trials 4
     """
+    tau_data = TauData.locate(data)
+    ids = list(task_ids) or None
+    if split is not None:
+        in_split = tau_data.split(domain, split)
+        ids = [i for i in ids if i in in_split] if ids else in_split
     config = RunConfig(
         domain=domain,
         strategies=strategies,
@@ -107,7 +123,7 @@ def tau(
         model=model,
         user=user,  # type: ignore[arg-type]
         user_model=user_model,
-        task_ids=list(task_ids) or None,
+        task_ids=ids,
         limit=limit,
         persist=persist,
         max_turns=max_turns,
@@ -117,7 +133,6 @@ def tau(
         model_kwargs={} if temperature is None else {"temperature": temperature},
     )
     console = Console(stderr=True)
-    tau_data = TauData.locate(data)
     fs = _connect(console) if "flowstate" in strategies else None
     try:
         runner = TauRunner(config, tau_data, fs.store if fs else None)
@@ -134,8 +149,7 @@ def tau(
     console.print(f"Report: {path}")
 
 
-def _connect(console: Console):  # -> FlowState
-    from flowstate.api import FlowState
+def _connect(console: Console) -> FlowState:
     from flowstate.local.embedded import resolve_database
     from flowstate.settings import LocalServerSettings, Neo4jSettings
 

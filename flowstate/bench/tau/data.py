@@ -148,6 +148,13 @@ class TauData:
         raw = json.loads((self.domain_dir(domain) / "tasks.json").read_text())
         return [Task.from_raw(t, domain) for t in raw]
 
+    def split(self, domain: str, name: str) -> list[str]:
+        """Task ids of a split of `split_tasks.json` (train, test, base)."""
+        splits = json.loads((self.domain_dir(domain) / "split_tasks.json").read_text())
+        if name not in splits:
+            raise UsageError(f"{domain} has no split {name!r}; one of {', '.join(splits)}")
+        return [str(i) for i in splits[name]]
+
     def policy(self, domain: str) -> str:
         return (self.domain_dir(domain) / "policy.md").read_text()
 

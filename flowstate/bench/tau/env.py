@@ -1,5 +1,5 @@
-"""What every domain environment shares: a private copy of the database, tools built from
-typed methods, a log of the calls that reached them, and the database hash.
+"""What every domain environment shares: its database (shared read-only until its first
+write), tools built from typed methods, a log of the calls that reached them, the hash.
 
 Write tools are deliberately NOT marked consequential: tau-bench has no approver, and the
 policy's "get an explicit yes first" is the agent's job, judged by the benchmark, not a gate
@@ -24,8 +24,7 @@ if TYPE_CHECKING:
 
 TRANSFER_MESSAGE = "YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON."
 
-
-_TEMPLATES: dict[type, list[Tool]] = {}
+_TEMPLATES: dict[type, list[Tool]] = {}  # tools per environment class, before binding
 
 
 class ToolError(Exception):
@@ -145,12 +144,12 @@ class Environment:
         """An env assertion's verdict, or None when this environment cannot judge it."""
         if assertion.get("env_type", "assistant") != "assistant":
             return None
-        check = getattr(self, str(assertion.get("func_name")), None)
-        if not callable(check) or not str(assertion.get("func_name")).startswith("assert_"):
+        name = str(assertion.get("func_name"))
+        check = getattr(self, name, None) if name.startswith("assert_") else None
+        if not callable(check):
             return None
-        return bool(check(**(assertion.get("arguments") or {}))) == assertion.get(
-            "assert_value", True
-        )
+        verdict = bool(check(**(assertion.get("arguments") or {})))
+        return verdict == assertion.get("assert_value", True)
 
     # -- tools every domain has -------------------------------------------------------------
 

@@ -17,8 +17,9 @@ from flowstate.errors import NotFoundError
 from flowstate.models import ids
 from flowstate.store import Repository, Store
 
-# Above this size one DETACH DELETE transaction would need more heap than a small server has.
-_ONE_TRANSACTION_FORGET = 200_000
+# forget_namespace is one DETACH DELETE transaction: at 100k states it exceeds the 1 GB heap's
+# transaction memory limit (measured), so larger namespaces go request by request.
+_ONE_TRANSACTION_FORGET = 20_000
 
 Progress = Callable[[int, int], None]  # (requests done, requests in all)
 

@@ -29,6 +29,8 @@ def test_namespace_is_built_through_commits_then_reused(store: Store, namespace:
         first.repo.forget_request("r6")  # an interrupted build: rebuilt, not reused
         again = namespaces.ensure(store, 60, SHAPE, prefix=namespace)
         assert not again.reused and again.repo.next_request_seq() == 7
+        namespaces.forget(again.repo, 10**6)  # the request-by-request path of huge namespaces
+        assert again.repo.counts().nodes == 0
     finally:
         first.repo.forget_namespace()
 

@@ -2,8 +2,10 @@
 
 Per past request: its id and summary, then one line per state (id, category, summary).
 When the whole index would exceed the budget, the oldest requests collapse to a single line
-(id, summary, number of states); accessing a collapsed request id lists its states. Nothing is
-ever dropped silently: a collapsed request still shows, and says how to open it.
+(id, summary, number of states); accessing a collapsed request id lists its states. When even
+the one-line requests exceed it, the oldest of them fold into one range line ("r1-r1800: 1800
+older requests"), whose ids can still be accessed. Nothing is dropped silently: every past
+request is either shown or named by a range, with how to open it.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ class RenderedIndex:
     text: str
     tokens: int
     budget: int
-    collapsed: frozenset[str]  # request ids shown as one line
+    collapsed: frozenset[str]  # request ids shown as one line or inside the folded range
     state_ids: frozenset[str]  # state ids listed in full
+    folded: tuple[str, str] | None = None  # first and last request id of the folded range
 
     @property
     def within_budget(self) -> bool:
@@ -44,13 +47,25 @@ def _full_block(req: IndexRequest) -> str:
     return "\n".join([f"{req.id}: {req.summary}", *(state_line(s) for s in req.states)])
 
 
+def _folded_line(reqs: list[IndexRequest]) -> str:
+    states = sum(len(r.states) for r in reqs)
+    return (
+        f"{reqs[0].id}-{reqs[-1].id}: {len(reqs)} older requests with {states} states, "
+        "folded; access one of these request ids to list its states"
+    )
+
+
 def _collapsed_block(req: IndexRequest) -> str:
     n = len(req.states)
     return f"{req.id}: {req.summary}  [{n} state{'s' * (n != 1)}; collapsed: access {req.id}]"
 
 
 class HistoricalIndex:
-    """The index of one namespace, updated incrementally as requests commit."""
+    """The index of one namespace, updated incrementally as requests commit.
+
+    The rendering is cached until the next change: the engine renders at every step, and the
+    index changes only between requests.
+    """
 
     def __init__(
         self,
@@ -62,6 +77,7 @@ class HistoricalIndex:
         self.model = model
         self._requests: dict[str, IndexRequest] = {}
         self._cost: dict[str, tuple[int, int]] = {}  # id -> (full, collapsed) tokens
+        self._rendered: RenderedIndex | None = None
         for req in requests:
             self.add(req)
 
@@ -75,6 +91,7 @@ class HistoricalIndex:
             count_tokens(_full_block(req), self.model),
             count_tokens(_collapsed_block(req), self.model),
         )
+        self._rendered = None
 
     def apply_commit(self, entry: IndexRequest, relations: Iterable[Relation]) -> None:
         """Add a just-committed request and mark the states it superseded (no full rebuild)."""
@@ -100,9 +117,15 @@ class HistoricalIndex:
         self.add(req.model_copy(update={"states": states}))
 
     def render(self) -> RenderedIndex:
+        if self._rendered is None:
+            self._rendered = self._render()
+        return self._rendered
+
+    def _render(self) -> RenderedIndex:
         order = list(self._requests.values())
         collapsed: set[str] = set()
-        # Estimate from per-request costs (cheap), then confirm on the exact text.
+        folded = 0  # how many of the oldest requests fold into the range line
+        # Plan on per-request costs (cheap), then confirm on the exact text.
         estimate = sum(self._cost[r.id][0] for r in order) + len(order)
         for req in order:
             if estimate <= self.budget:
@@ -110,21 +133,32 @@ class HistoricalIndex:
             full, short = self._cost[req.id]
             estimate -= full - short
             collapsed.add(req.id)
-        text, tokens = self._text(order, collapsed)
-        for req in order:
-            if tokens <= self.budget:
-                break
-            if req.id not in collapsed:
-                collapsed.add(req.id)
-                text, tokens = self._text(order, collapsed)
+        range_cost = count_tokens(_folded_line(order[:1]), self.model) + 4 if order else 0
+        while estimate > self.budget and folded < len(order) - 1:
+            estimate -= self._cost[order[folded].id][1] + 1
+            folded += 1
+            if folded == 1:
+                estimate += range_cost
+        text, tokens = self._text(order, collapsed, folded)
+        while tokens > self.budget and folded < len(order) - 1:
+            grow = max(1, len(order) // 50)  # the estimate was a little low: fold a bit more
+            collapsed.update(r.id for r in order)
+            folded = min(len(order) - 1, folded + grow)
+            text, tokens = self._text(order, collapsed, folded)
+        collapsed.update(r.id for r in order[:folded])
         listed = frozenset(s.id for r in order if r.id not in collapsed for s in r.states)
-        return RenderedIndex(text, tokens, self.budget, frozenset(collapsed), listed)
+        span = (order[0].id, order[folded - 1].id) if folded else None
+        return RenderedIndex(text, tokens, self.budget, frozenset(collapsed), listed, span)
 
-    def _text(self, order: list[IndexRequest], collapsed: set[str]) -> tuple[str, int]:
+    def _text(
+        self, order: list[IndexRequest], collapsed: set[str], folded: int = 0
+    ) -> tuple[str, int]:
         if not order:
             text = "(no past requests yet)"
         else:
-            text = "\n".join(
-                _collapsed_block(r) if r.id in collapsed else _full_block(r) for r in order
-            )
+            lines = [_folded_line(order[:folded])] if folded else []
+            lines += [
+                _collapsed_block(r) if r.id in collapsed else _full_block(r) for r in order[folded:]
+            ]
+            text = "\n".join(lines)
         return text, count_tokens(text, self.model)

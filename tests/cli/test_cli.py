@@ -11,7 +11,7 @@ import click
 import pytest
 from click.testing import CliRunner, Result
 
-from flowstate.cli import main
+from flowstate.cli.app import main
 from flowstate.demo.scenario import EXPECTED_TOTAL_EUR
 from flowstate.llm import ScriptedModel
 from flowstate.settings import Neo4jSettings

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from flowstate.bench.runner import FULL_SIZES, MILLION, QUICK_SIZES, Plan
 from flowstate.bench.step_probe import ACCESS, STEPS, plan_request
 from flowstate.bench.synthetic import request_bundle
-from flowstate.cli import main
+from flowstate.cli.app import main
 from flowstate.engine.index import HistoricalIndex
 from flowstate.models import IndexRequest, IndexState
 

@@ -43,11 +43,6 @@ def test_budget_holds_and_every_request_is_accounted_for(n: int) -> None:
     rendered = HistoricalIndex(_requests(n), budget_tokens=600).render()
     assert rendered.tokens <= 600 or n == 1  # a single request is shown whatever its size
     assert _named_requests(rendered.text) == {f"r{i}" for i in range(1, n + 1)}
-    assert (
-        rendered.collapsed
-        | {r for r in _named_requests(rendered.text) if f"{r}.fact_0" in rendered.state_ids}
-        >= set()
-    )
     for rid in _named_requests(rendered.text):
         assert rid in rendered.collapsed or f"{rid}.fact_0" in rendered.state_ids
 
@@ -78,7 +73,5 @@ def test_rendering_is_cached_until_the_index_changes() -> None:
     )
     second = index.render()
     assert second is not first
-    assert (
-        "r2.fact_1 [environment] fact 1 of request 2, with a few more words  (SUPERSEDED by r6.fact_0)"
-        in second.text
-    )
+    line = "r2.fact_1 [environment] fact 1 of request 2, with a few more words"
+    assert f"{line}  (SUPERSEDED by r6.fact_0)" in second.text

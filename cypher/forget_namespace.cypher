@@ -1,4 +1,7 @@
 // Forget a whole namespace: requests, states, observations, decisions, drafts and all their relationships.
+// Deleted in batches (IN TRANSACTIONS, so it runs in an auto-commit transaction): a namespace
+// of any size fits in the transaction memory limit. If it is cut short, running it again
+// finishes the job.
 // $namespace: str
 // (The IS NOT NULL predicates let each branch seek its label's namespace-leading index.)
 CALL () {
@@ -12,4 +15,6 @@ CALL () {
   UNION ALL
   MATCH (n:Draft {namespace: $namespace}) WHERE n.request_id IS NOT NULL RETURN n
 }
-DETACH DELETE n
+CALL (n) {
+  DETACH DELETE n
+} IN TRANSACTIONS OF 5000 ROWS

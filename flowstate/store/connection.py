@@ -124,6 +124,21 @@ class Store:
         """Run a single-statement write in its own transaction."""
         return self._execute(query(name), params, neo4j.RoutingControl.WRITE)
 
+    def write_batched(self, name: Q, params: Mapping[str, Any]) -> Changes:
+        """Run a query that commits its own batches (`CALL ... IN TRANSACTIONS`).
+
+        Such a query cannot run inside a managed transaction, so it goes through an
+        auto-commit one; the driver does not retry it, and the query must be safe to re-run.
+        """
+        changes = Changes()
+        with (
+            _mapped_errors(self._settings),
+            self._driver.session(database=self.database) as session,
+        ):
+            summary = session.run(query(name), dict(params)).consume()  # type: ignore[arg-type]
+        changes.add(summary.counters)
+        return changes
+
     def run_statement(self, text: str) -> None:
         """Run one statement of a multi-statement catalog file (the schema)."""
         self._execute(text, {}, neo4j.RoutingControl.WRITE)

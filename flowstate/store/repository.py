@@ -246,7 +246,7 @@ class Repository:
     def forget_namespace(self) -> GraphCounts:
         """Delete everything the namespace holds, drafts included."""
         self._writable("forget")
-        _, changes = self._write(Q.FORGET_NAMESPACE)
+        changes = self._store.write_batched(Q.FORGET_NAMESPACE, {"namespace": self._namespace})
         return GraphCounts(nodes=changes.nodes_deleted, relationships=changes.relationships_deleted)
 
     def expire(self, kind: Category | Literal["observation"], before: datetime) -> GraphCounts:

@@ -83,7 +83,7 @@ def test_one_memory_across_tasks_still_finds_each_tasks_plan(store: Store, data:
         strategies=["flowstate"],
         task_ids=["11", "16", "22"],
         persist=True,
-        index_budget_tokens=300,  # small: older requests collapse and must be opened
+        index_budget_tokens=50,  # tiny: older requests collapse or fold and must be opened
     )
     runner = TauRunner(config, data, store)
     convs = runner.run()

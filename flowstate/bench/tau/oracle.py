@@ -102,6 +102,9 @@ class ScriptedAgent:
         if ids:
             return [ids[-1]] if ids[-1] not in self.accessed else []
         collapsed = re.findall(r"^(r\d+): .*collapsed: access r\d+\]$", text, re.MULTILINE)
+        # The oldest requests may be folded into one range line: "r1-r40: 40 older requests".
+        for first, last in re.findall(r"^r(\d+)-r(\d+): .*folded", text, re.MULTILINE):
+            collapsed = [f"r{n}" for n in range(int(first), int(last) + 1)] + collapsed
         fresh = [r for r in reversed(collapsed) if r not in self.accessed]
         return fresh[:MAX_ACCESS]
 

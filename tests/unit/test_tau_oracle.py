@@ -107,7 +107,7 @@ def test_cli_runs_offline_and_writes_the_report(data: TauData, tmp_path) -> None
     report = json.loads((tmp_path / "tau_report.json").read_text())
     assert report["db_accuracy"] == {"full": 1.0, "summary": 1.0}
     assert [r["task"] for r in report["conversations"]] == data.split("retail", "test")[:2] * 2
-    assert "pass^1" in result.output and "tokens/task" in result.output
+    assert "pass^1" in result.output and "tok/task" in result.output
 
 
 @pytest.mark.parametrize(

@@ -105,11 +105,11 @@ def results_table(report: dict[str, Any]) -> Table:
     trials = report["trials"]
     title = f"tau-bench {report['domain']}: {report['agent']} agent, {report['tasks']} tasks"
     table = Table(title=title)
-    table.add_column("strategy")
+    table.add_column("strategy", no_wrap=True)
     for k in range(1, trials + 1):
-        table.add_column(f"pass^{k}", justify="right")
-    for name in ("DB acc", "action acc", "DB matched", "tokens/task", "LLM calls", "extra"):
-        table.add_column(name, justify="right")
+        table.add_column(f"pass^{k}", justify="right", no_wrap=True)
+    for name in ("DB acc", "act acc", "DB ok", "tok/task", "calls", "extra"):
+        table.add_column(name, justify="right", no_wrap=True)
     for strategy, s in report["strategies"].items():
         table.add_row(
             strategy,

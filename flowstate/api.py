@@ -94,7 +94,7 @@ class FlowState:
     def index(self, budget_tokens: int | None = None, model: str | None = None) -> RenderedIndex:
         """The Historical State Index exactly as an agent's prompt would show it."""
         budget = budget_tokens or AgentConfig().index_budget_tokens
-        return HistoricalIndex(self.repository.index(), budget, model).render()
+        return HistoricalIndex.load(self.repository, budget, model).render()
 
     def reveal(self, ids: Sequence[str]) -> list[RevealedState]:
         """Past states with full content and their relations (type and other end's id only)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ from flowstate.engine.agent import Agent, AgentConfig
 from flowstate.engine.index import HistoricalIndex, RenderedIndex
 from flowstate.llm.client import Completion
 from flowstate.models import StepOutput, Usage
+from flowstate.models.views import IndexState
 from flowstate.store import Repository
 
 STEPS = 6  # per request: 5 measured gaps (the last step answers and commits)
@@ -66,13 +68,15 @@ def _update(key: str, step: int) -> dict[str, Any]:
     return {"op": "update", "key": key, "content": f"{key} revised at step {step}."}
 
 
-def plan_request(rendered: RenderedIndex, index: HistoricalIndex, rng: random.Random) -> list:
+def plan_request(
+    rendered: RenderedIndex, states_of: Callable[[str], list[IndexState]], rng: random.Random
+) -> list:
     """Step 1 opens a collapsed request (or reveals listed states); steps 2..5 reveal 8 of its
     states each and record 3 new states with relations to them plus 7 updates; step 6 answers."""
     pool: list[str]
     if rendered.collapsed:
         opened = rng.choice(sorted(rendered.collapsed))
-        pool = [s.id for s in index.states_of(opened)]
+        pool = [s.id for s in states_of(opened)]
         first_access = [opened]
     else:
         pool = sorted(rendered.state_ids)
@@ -110,7 +114,7 @@ def run_requests(repo: Repository, index: HistoricalIndex, n: int, seed: int) ->
     rng = random.Random(seed)
     runs = []
     for _ in range(n):
-        client.reset(plan_request(index.render(), index, rng))
+        client.reset(plan_request(index.render(), repo.request_states, rng))
         t0 = time.perf_counter()
         result = agent.run("bench: review the opened request and record decisions")
         t1 = time.perf_counter()

@@ -85,8 +85,8 @@ class Agent:
         self.model = model
         self.config = config or AgentConfig()
         self.logic = StepLogic(list(tools), self.config, approve)
-        self.index = index or HistoricalIndex(
-            repo.index(), self.config.index_budget_tokens, getattr(model, "model", None)
+        self.index = index or HistoricalIndex.load(
+            repo, self.config.index_budget_tokens, getattr(model, "model", None)
         )
         self._last_seq = max((r.seq for r in self.index.requests), default=0)
 

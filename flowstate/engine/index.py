@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from flowstate.models import ids
 from flowstate.models.records import Relation
@@ -20,6 +21,11 @@ from flowstate.models.vocab import RelationType
 from flowstate.tokens import count_tokens
 
 DEFAULT_BUDGET_TOKENS = 2_000
+LOAD_CHUNK = 50  # requests whose state lines are fetched per round trip when loading
+_UNLOADED = 10**9  # the "full" cost of a request whose state lines were not loaded
+
+if TYPE_CHECKING:
+    from flowstate.store import Repository
 
 
 @dataclass(frozen=True)
@@ -48,7 +54,7 @@ def _full_block(req: IndexRequest) -> str:
 
 
 def _folded_line(reqs: list[IndexRequest]) -> str:
-    states = sum(len(r.states) for r in reqs)
+    states = sum(r.n_states for r in reqs)
     return (
         f"{reqs[0].id}-{reqs[-1].id}: {len(reqs)} older requests with {states} states, "
         "folded; access one of these request ids to list its states"
@@ -56,7 +62,7 @@ def _folded_line(reqs: list[IndexRequest]) -> str:
 
 
 def _collapsed_block(req: IndexRequest) -> str:
-    n = len(req.states)
+    n = req.n_states
     return f"{req.id}: {req.summary}  [{n} state{'s' * (n != 1)}; collapsed: access {req.id}]"
 
 
@@ -81,16 +87,38 @@ class HistoricalIndex:
         for req in requests:
             self.add(req)
 
+    @classmethod
+    def load(
+        cls, repo: Repository, budget_tokens: int = DEFAULT_BUDGET_TOKENS, model: str | None = None
+    ) -> HistoricalIndex:
+        """The namespace's index, fetching state lines only where they can be shown.
+
+        Requests collapse oldest first, so once the newest ones alone exceed the budget in
+        full, every older request is shown collapsed: its id, summary and state count
+        suffice. That keeps loading cheap for namespaces of any size.
+        """
+        heads = repo.index_heads()
+        index = cls((), budget_tokens, model)
+        loaded: dict[str, IndexRequest] = {}
+        listed_cost, end = 0, len(heads)
+        while end > 0 and listed_cost <= budget_tokens:
+            chunk = heads[max(0, end - LOAD_CHUNK) : end]
+            for req in repo.index(chunk[0].seq, chunk[-1].seq):
+                loaded[req.id] = req
+                listed_cost += count_tokens(_full_block(req), model)
+            end -= len(chunk)
+        for head in heads:
+            index.add(loaded.get(head.id, head))
+        return index
+
     @property
     def requests(self) -> list[IndexRequest]:
         return list(self._requests.values())
 
     def add(self, req: IndexRequest) -> None:
         self._requests[req.id] = req
-        self._cost[req.id] = (
-            count_tokens(_full_block(req), self.model),
-            count_tokens(_collapsed_block(req), self.model),
-        )
+        full = count_tokens(_full_block(req), self.model) if req.loaded else _UNLOADED
+        self._cost[req.id] = (full, count_tokens(_collapsed_block(req), self.model))
         self._rendered = None
 
     def apply_commit(self, entry: IndexRequest, relations: Iterable[Relation]) -> None:
@@ -100,16 +128,13 @@ class HistoricalIndex:
                 self._mark_superseded(rel.target, rel.source)
         self.add(entry)
 
-    def states_of(self, request_id: str) -> list[IndexState]:
-        return self._requests[request_id].states
-
     def __contains__(self, request_id: str) -> bool:
         return request_id in self._requests
 
     def _mark_superseded(self, state_id: str, by: str) -> None:
         req = self._requests.get(ids.request_of(state_id))
-        if req is None:
-            return
+        if req is None or not req.loaded:
+            return  # not listed: its lines are fetched fresh when the request is opened
         states = [
             s.model_copy(update={"superseded_by": by}) if s.id == state_id else s
             for s in req.states
@@ -123,7 +148,7 @@ class HistoricalIndex:
 
     def _render(self) -> RenderedIndex:
         order = list(self._requests.values())
-        collapsed: set[str] = set()
+        collapsed: set[str] = {r.id for r in order if not r.loaded}
         folded = 0  # how many of the oldest requests fold into the range line
         # Plan on per-request costs (cheap), then confirm on the exact text.
         estimate = sum(self._cost[r.id][0] for r in order) + len(order)

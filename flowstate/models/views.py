@@ -31,6 +31,16 @@ class IndexRequest(_View):
     seq: int
     summary: str
     states: list[IndexState]
+    # Set when `states` was not loaded (an old request that the index shows collapsed anyway).
+    state_count: int | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self.state_count is None
+
+    @property
+    def n_states(self) -> int:
+        return len(self.states) if self.state_count is None else self.state_count
 
 
 class Direction(StrEnum):

@@ -31,6 +31,7 @@ class Q(StrEnum):
     COMMIT_EVIDENCE = "commit_evidence"
     COMMIT_DECISIONS = "commit_decisions"
     INDEX_GENERATION = "index_generation"
+    INDEX_HEADS = "index_heads"
     REVEAL_STATES = "reveal_states"
     EXPAND_IDS = "expand_ids"
     DECISIONS = "decisions"

@@ -97,9 +97,15 @@ class Repository:
         """The seq the next request gets: one past the highest committed."""
         return self._read(Q.NEXT_REQUEST_SEQ)[0]["seq"]
 
-    def index(self, from_seq: int = 1) -> list[IndexRequest]:
-        """The Historical State Index: ids, categories and summaries, from `from_seq` on."""
-        return self._index(from_seq, _NO_END)
+    def index(self, from_seq: int = 1, to_seq: int | None = None) -> list[IndexRequest]:
+        """The Historical State Index: ids, categories and summaries, from `from_seq` on
+        (up to `to_seq` included, when given)."""
+        return self._index(from_seq, _NO_END if to_seq is None else to_seq)
+
+    def index_heads(self) -> list[IndexRequest]:
+        """Every committed request's index entry without its state lines (`states` empty,
+        `state_count` set): cheap at any size."""
+        return [IndexRequest(states=[], **row) for row in self._read(Q.INDEX_HEADS)]
 
     def request_states(self, request_id: str) -> list[IndexState]:
         """The index lines of one request's states (for a collapsed index entry)."""

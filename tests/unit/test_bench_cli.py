@@ -47,10 +47,11 @@ def _index(requests: int) -> HistoricalIndex:
 def test_step_plan_opens_a_collapsed_request_then_reveals_its_states() -> None:
     index = _index(6)
     rendered = index.render()
-    plan = plan_request(rendered, index, random.Random(1))
+    by_id = {r.id: r.states for r in index.requests}
+    plan = plan_request(rendered, by_id.__getitem__, random.Random(1))
     assert len(plan) == STEPS and plan[-1].action.type == "final"
     assert plan[0].access[0] in rendered.collapsed
-    opened = {s.id for s in index.states_of(plan[0].access[0])}
+    opened = {s.id for s in by_id[plan[0].access[0]]}
     for step in plan[1:-1]:
         assert len(step.access) == ACCESS and set(step.access) <= opened
         assert len(step.delta) == 10

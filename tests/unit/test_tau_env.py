@@ -10,11 +10,14 @@ import pytest
 
 import flowstate.bench.tau.data
 import flowstate.bench.tau.plan
+from flowstate.bench.tau.airline import AirlineEnv
 from flowstate.bench.tau.data import TauData, db_hash, default_root
 from flowstate.bench.tau.env import make_env, safe_eval
+from flowstate.bench.tau.retail import RetailEnv
 from flowstate.bench.tau.scoring import replay
 
-SAMPLE = 6  # tasks per domain whose reference actions are replayed here
+SAMPLE = 6  # tasks per domain whose database is hashed in full, to check the fast hash
+WRITES = {"airline": AirlineEnv.WRITE_TOOLS, "retail": RetailEnv.WRITE_TOOLS}
 
 
 @pytest.fixture(scope="module")
@@ -41,16 +44,46 @@ def test_every_reference_call_names_a_tool_and_its_parameters(data: TauData, dom
     assert all(not t.consequential for t in tools.values())  # no approver in tau-bench
 
 
+# Reference calls that fail by design: the user gives a wrong email, name or id, or the
+# reference tries a change the policy forbids before the one it allows.
+FAILING_REFERENCE_CALLS = {
+    ("retail", "2"): ["get_product_details"],
+    ("retail", "3"): ["get_product_details"],
+    ("retail", "4"): ["get_product_details"],
+    ("retail", "35"): ["find_user_id_by_email"],
+    ("retail", "37"): ["find_user_id_by_email"],
+    ("retail", "38"): ["find_user_id_by_email"],
+    ("retail", "39"): ["find_user_id_by_name_zip"],
+    ("retail", "46"): ["get_order_details", "get_order_details"],
+    ("retail", "47"): ["get_order_details", "get_order_details"],
+    ("retail", "54"): ["find_user_id_by_email"],
+    ("retail", "55"): ["find_user_id_by_email"],
+    ("retail", "64"): ["exchange_delivered_order_items"],  # the order is still pending
+    ("retail", "67"): ["find_user_id_by_name_zip", "find_user_id_by_name_zip"],
+    ("retail", "68"): ["find_user_id_by_name_zip"],
+    ("retail", "105"): ["exchange_delivered_order_items"],  # gift card 17.0 < 21.1 more
+}
+
+
+def test_every_reference_call_runs_except_the_ones_meant_to_fail(data: TauData) -> None:
+    failing = {}
+    for domain in ("airline", "retail", "mock"):
+        for task in data.tasks(domain):
+            env = replay(make_env(domain, data, task), task.actions)
+            errors = [c.name for c in env.calls if not c.ok]
+            if errors:
+                failing[(domain, task.id)] = errors
+            assert len(env.calls) == len(task.actions)  # every argument set was valid
+    assert failing == FAILING_REFERENCE_CALLS
+
+
 @pytest.mark.parametrize("domain", ["airline", "retail"])
-def test_reference_writes_of_a_sample_succeed_and_change_the_database(
+def test_reference_writes_change_the_database_and_the_hash_stays_exact(
     data: TauData, domain: str
 ) -> None:
-    env0 = make_env(domain, data)
-    tasks = [t for t in data.tasks(domain) if any(a.name in env0.WRITE_TOOLS for a in t.actions)]
-    for task in tasks[:SAMPLE]:
+    writing = [t for t in data.tasks(domain) if any(a.name in WRITES[domain] for a in t.actions)]
+    for task in writing[:SAMPLE]:
         env = replay(make_env(domain, data, task), task.actions)
-        writes = [c for c in env.calls if c.name in env.WRITE_TOOLS]
-        assert writes and all(c.ok for c in writes), (task.id, [c.error for c in writes])
         assert env.hash() == db_hash(env.db) != data.db_hash(domain)
 
 
@@ -61,14 +94,27 @@ def test_the_hash_shortcut_equals_the_full_hash_after_reads(data: TauData) -> No
     assert env.hash() == db_hash(env.db) == data.db_hash("airline")
 
 
-def test_environments_share_the_loaded_database_until_they_write(data: TauData) -> None:
+def test_environments_share_records_until_they_change_them(data: TauData) -> None:
+    snapshot = data.snapshot("retail")
     reader, writer = make_env("retail", data), make_env("retail", data)
-    assert reader.db is writer.db is data.shared_db("retail")
-    cancel = {"order_id": "#W4776164", "reason": "no longer needed"}  # a pending order
-    assert not writer.call("cancel_pending_order", cancel).is_error
-    assert writer.db is not reader.db and writer.db["orders"]["#W4776164"]["status"] == "cancelled"
-    assert reader.db["orders"]["#W4776164"]["status"] == "pending"
-    assert db_hash(data.shared_db("retail")) == data.db_hash("retail") != writer.hash()
+    order = "#W4776164"  # a pending order
+    assert reader.db["orders"][order] is writer.db["orders"][order] is snapshot.db["orders"][order]
+    assert not writer.call(
+        "cancel_pending_order", {"order_id": order, "reason": "ordered by mistake"}
+    ).is_error
+    assert writer.db["orders"][order]["status"] == "cancelled"
+    assert (
+        reader.db["orders"][order]["status"] == snapshot.db["orders"][order]["status"] == "pending"
+    )
+    assert writer.hash() == db_hash(writer.db) != reader.hash() == snapshot.hash
+
+
+def test_replaying_every_task_never_changes_the_shared_snapshot(data: TauData) -> None:
+    for domain in ("airline", "retail", "mock"):
+        before = data.db_hash(domain)
+        for task in data.tasks(domain):
+            replay(make_env(domain, data, task), task.actions)
+        assert db_hash(data.snapshot(domain).db) == before, domain
 
 
 def test_a_refused_write_changes_nothing(data: TauData) -> None:
@@ -103,7 +149,7 @@ def test_booking_is_deterministic_and_follows_the_payment_rules(data: TauData) -
     [task] = [t for t in data.tasks("airline") if t.id == "20"]
     booked = [replay(make_env("airline", data, task), task.actions) for _ in range(2)]
     assert booked[0].hash() == booked[1].hash()
-    [new] = set(booked[0].db["reservations"]) - set(data.db("airline")["reservations"])
+    [new] = set(booked[0].db["reservations"]) - set(data.snapshot("airline").db["reservations"])
     res = booked[0].db["reservations"][new]
     assert res["created_at"] == "2024-05-15T15:00:00" and len(new) == 6
     assert "certificate_7504069" not in booked[0].db["users"]["mia_li_3668"]["payment_methods"]

@@ -141,7 +141,7 @@ class AirlineEnv(Environment):
         (methods from the user's profile; at most 1 certificate, 1 credit card, 3 gift cards)
         must add up to the total: fares x passengers, 30 per passenger for insurance, 50 per
         non-free bag."""
-        user = self._user(user_id)
+        user = self._user(user_id, edit=True)
         if not 1 <= len(passengers) <= MAX_PASSENGERS:
             raise ToolError(f"a reservation has 1 to {MAX_PASSENGERS} passengers")
         if not flights:
@@ -177,7 +177,7 @@ class AirlineEnv(Environment):
     def cancel_reservation(self, reservation_id: str) -> dict[str, Any]:
         """Cancel a whole reservation; every payment is refunded to its method in 5 to 7
         business days. Check the policy's cancellation rules BEFORE calling: this does not."""
-        res = self._reservation(reservation_id)
+        res = self._reservation(reservation_id, edit=True)
         if res.get("status") == "cancelled":
             raise ToolError(f"reservation {reservation_id} is already cancelled")
         refunds = [
@@ -194,13 +194,13 @@ class AirlineEnv(Environment):
     ) -> dict[str, Any]:
         """Set a reservation's checked bags (bags can be added, never removed). Each added
         non-free bag costs 50, paid with a method from the user's profile."""
-        res = self._active(reservation_id)
+        res = self._active(reservation_id, edit=True)
         _check_bags(total_baggages, nonfree_baggages)
         if total_baggages < res["total_baggages"] or nonfree_baggages < res["nonfree_baggages"]:
             raise ToolError("checked bags can be added but not removed")
         cost = EXTRA_BAG * (nonfree_baggages - res["nonfree_baggages"])
         if cost:
-            self._pay(self._user(res["user_id"]), payment_id, cost, single=True)
+            self._pay(self._user(res["user_id"], edit=True), payment_id, cost, single=True)
             res["payment_history"].append({"payment_id": payment_id, "amount": cost})
         res["total_baggages"], res["nonfree_baggages"] = total_baggages, nonfree_baggages
         return res
@@ -211,7 +211,7 @@ class AirlineEnv(Environment):
         """Replace a reservation's flights and/or cabin (give ALL flights, kept ones too). A kept
         flight in the same cabin keeps its price; others are priced now. The difference for all
         passengers is paid or refunded with one gift card or credit card from the profile."""
-        res = self._active(reservation_id)
+        res = self._active(reservation_id, edit=True)
         n = len(res["passengers"])
         kept = {(s["flight_number"], s["date"]): s for s in res["flights"]}
         segments = []
@@ -224,7 +224,7 @@ class AirlineEnv(Environment):
         difference = (
             sum(s["price"] for s in segments) - sum(s["price"] for s in res["flights"])
         ) * n
-        user = self._user(res["user_id"])
+        user = self._user(res["user_id"], edit=True)
         method = self._method(user, payment_id)
         if method["source"] not in ("gift_card", "credit_card"):
             raise ToolError("a flight change is paid or refunded with a gift card or credit card")
@@ -241,7 +241,7 @@ class AirlineEnv(Environment):
         self, reservation_id: str, passengers: list[Passenger]
     ) -> dict[str, Any]:
         """Replace the passengers' details; the number of passengers cannot change."""
-        res = self._active(reservation_id)
+        res = self._active(reservation_id, edit=True)
         if len(passengers) != len(res["passengers"]):
             raise ToolError(
                 f"the reservation has {len(res['passengers'])} passengers; the number of "
@@ -252,7 +252,7 @@ class AirlineEnv(Environment):
 
     def send_certificate(self, user_id: str, amount: int | float) -> str:
         """Give a user a travel certificate of an amount, as compensation."""
-        user = self._user(user_id)
+        user = self._user(user_id, edit=True)
         if amount <= 0:
             raise ToolError("a certificate amount must be positive")
         cid = stable_id("certificate_", user_id, len(user["payment_methods"]), amount)
@@ -261,20 +261,21 @@ class AirlineEnv(Environment):
 
     # -- helpers ----------------------------------------------------------------------------
 
-    def _user(self, user_id: str) -> dict[str, Any]:
-        user = self.db["users"].get(user_id)
-        if user is None:
+    # `edit=True` hands out the environment's own copy of a record, to be changed.
+
+    def _user(self, user_id: str, edit: bool = False) -> dict[str, Any]:
+        if user_id not in self.db["users"]:
             raise ToolError(f"user {user_id} not found")
-        return user
+        return self.edit("users", user_id) if edit else self.db["users"][user_id]
 
-    def _reservation(self, reservation_id: str) -> dict[str, Any]:
-        res = self.db["reservations"].get(reservation_id)
-        if res is None:
+    def _reservation(self, reservation_id: str, edit: bool = False) -> dict[str, Any]:
+        if reservation_id not in self.db["reservations"]:
             raise ToolError(f"reservation {reservation_id} not found")
-        return res
+        table = self.db["reservations"]
+        return self.edit("reservations", reservation_id) if edit else table[reservation_id]
 
-    def _active(self, reservation_id: str) -> dict[str, Any]:
-        res = self._reservation(reservation_id)
+    def _active(self, reservation_id: str, edit: bool = False) -> dict[str, Any]:
+        res = self._reservation(reservation_id, edit)
         if res.get("status") == "cancelled":
             raise ToolError(f"reservation {reservation_id} is cancelled")
         return res
@@ -310,8 +311,8 @@ class AirlineEnv(Environment):
         }
 
     def _take_seats(self, segment: dict[str, Any], cabin: str, seats: int) -> None:
-        day = self.db["flights"][segment["flight_number"]]["dates"][segment["date"]]
-        day["available_seats"][cabin] -= seats
+        flight = self.edit("flights", segment["flight_number"])
+        flight["dates"][segment["date"]]["available_seats"][cabin] -= seats
 
     def _method(self, user: dict[str, Any], payment_id: str) -> dict[str, Any]:
         method = user["payment_methods"].get(payment_id)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pickle
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,49 @@ def canonical_json(value: Any) -> bytes:
 def db_hash(db: Any) -> str:
     """sha256 of the canonical JSON: key order and whitespace never change the hash."""
     return hashlib.sha256(canonical_json(db)).hexdigest()
+
+
+class Snapshot:
+    """A loaded database that environments share and never change: an environment copies a
+    table's index (cheap) and a record only before changing it. The canonical JSON of the
+    shared records is cached, so hashing a changed database re-encodes only what changed.
+    """
+
+    def __init__(self, db: dict[str, Any]) -> None:
+        self.db = db
+        self._encoded: dict[tuple[str, str], bytes] = {}
+        self._hash: str | None = None
+
+    @property
+    def hash(self) -> str:
+        if self._hash is None:
+            self._hash = db_hash(self.db)
+        return self._hash
+
+    def hash_of(self, db: dict[str, Any]) -> str:
+        """`db_hash(db)`, computed from cached parts: canonical JSON is compositional."""
+        parts = [b"{"]
+        for i, name in enumerate(sorted(db)):
+            parts += [b"," if i else b"", canonical_json(name), b":"]
+            rows, shared = db[name], self.db.get(name)
+            if not isinstance(rows, dict) or not isinstance(shared, dict):
+                parts.append(canonical_json(rows))
+                continue
+            parts.append(b"{")
+            for j, key in enumerate(sorted(rows)):
+                parts += [b"," if j else b"", canonical_json(key), b":"]
+                row = rows[key]
+                parts.append(
+                    self._encode(name, key) if shared.get(key) is row else canonical_json(row)
+                )
+            parts.append(b"}")
+        parts.append(b"}")
+        return hashlib.sha256(b"".join(parts)).hexdigest()
+
+    def _encode(self, table: str, key: str) -> bytes:
+        if (table, key) not in self._encoded:
+            self._encoded[(table, key)] = canonical_json(self.db[table][key])
+        return self._encoded[(table, key)]
 
 
 class Action(BaseModel):
@@ -128,9 +170,7 @@ class TauData:
         self.root = Path(root)
         if not (self.root / "tau2").is_dir():
             raise UsageError(f"{self.root} has no tau2/ folder: point --data at the data folder")
-        self._pickled: dict[str, bytes] = {}
-        self._hashes: dict[str, str] = {}
-        self._shared: dict[str, dict[str, Any]] = {}
+        self._snapshots: dict[str, Snapshot] = {}
 
     @classmethod
     def locate(cls, root: Path | None = None) -> TauData:
@@ -162,24 +202,15 @@ class TauData:
     def guidelines(self) -> str:
         return (self.root / "tau2" / "user_simulator" / "simulation_guidelines.md").read_text()
 
-    def db(self, domain: str) -> dict[str, Any]:
-        """A fresh, private copy of the domain's database (a pickle round trip is the fastest
-        deep copy of plain JSON data)."""
-        if domain not in self._pickled:
-            self._pickled[domain] = pickle.dumps(self.shared_db(domain))
-        return pickle.loads(self._pickled[domain])
-
-    def shared_db(self, domain: str) -> dict[str, Any]:
-        """The one loaded copy, shared by every environment until it writes: never change it."""
-        if domain not in self._shared:
-            self._shared[domain] = self._load_db(domain)
-        return self._shared[domain]
+    def snapshot(self, domain: str) -> Snapshot:
+        """The domain's database as loaded, shared by every environment (loaded once)."""
+        if domain not in self._snapshots:
+            self._snapshots[domain] = Snapshot(self._load_db(domain))
+        return self._snapshots[domain]
 
     def db_hash(self, domain: str) -> str:
-        """The hash of the untouched database (computed once)."""
-        if domain not in self._hashes:
-            self._hashes[domain] = db_hash(self.shared_db(domain))
-        return self._hashes[domain]
+        """The hash of the untouched database."""
+        return self.snapshot(domain).hash
 
     def _load_db(self, domain: str) -> dict[str, Any]:
         if domain == "airline":

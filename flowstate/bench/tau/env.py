@@ -1,5 +1,6 @@
-"""What every domain environment shares: its database (shared read-only until its first
-write), tools built from typed methods, a log of the calls that reached them, the hash.
+"""What every domain environment shares: its view of the database (a shared snapshot plus its
+own copies of what it changed), tools built from typed methods, a log of the calls that
+reached them, and the database hash.
 
 Write tools are deliberately NOT marked consequential: tau-bench has no approver, and the
 policy's "get an explicit yes first" is the agent's job, judged by the benchmark, not a gate
@@ -9,13 +10,14 @@ the harness enforces.
 from __future__ import annotations
 
 import ast
+import copy
 import hashlib
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from flowstate.bench.tau.data import Task, db_hash
+from flowstate.bench.tau.data import Snapshot, Task
 from flowstate.engine.tools import Tool, ToolResult
 from flowstate.errors import UsageError
 
@@ -51,26 +53,22 @@ class Environment:
     TOOLS: ClassVar[tuple[str, ...]] = ()
     WRITE_TOOLS: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(
-        self,
-        db: dict[str, Any],
-        pristine_hash: str | None = None,
-        private_copy: Callable[[], dict[str, Any]] | None = None,
-    ) -> None:
-        """`db` is this environment's own, unless `private_copy` is given: then `db` is shared
-        and read-only, and the first write (or initial state) swaps in `private_copy()`.
-        Copying a database costs more than a whole read-only conversation."""
-        self.db = db
+    def __init__(self, source: Snapshot | dict[str, Any]) -> None:
+        """Over a shared `Snapshot` (or a plain database, wrapped in one). Tables are this
+        environment's own shallow copies; a record is copied by `edit` before it changes, so
+        the snapshot is never written to."""
+        self.snapshot = source if isinstance(source, Snapshot) else Snapshot(source)
+        self.db = {k: dict(v) if isinstance(v, dict) else v for k, v in self.snapshot.db.items()}
         self.calls: list[ToolCallRecord] = []
-        # The hash of the untouched database, kept until a write succeeds: every tool checks
-        # before it changes anything, so reads and refused writes leave the data as it was.
-        self._pristine = pristine_hash
-        self._private_copy = private_copy
+        self._edited: set[tuple[str, str]] = set()
         self._tools = {t.name: t for t in self._build_tools()}
 
-    def _own_db(self) -> None:
-        if self._private_copy is not None:
-            self.db, self._private_copy = self._private_copy(), None
+    def edit(self, table: str, key: str) -> dict[str, Any]:
+        """The record as this environment's own copy: write tools change records only so."""
+        if (table, key) not in self._edited:
+            self.db[table][key] = copy.deepcopy(self.db[table][key])
+            self._edited.add((table, key))
+        return self.db[table][key]
 
     # -- tools ------------------------------------------------------------------------------
 
@@ -96,16 +94,12 @@ class Environment:
 
     def _recorded(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         def run(**kwargs: Any) -> Any:
-            if name in self.WRITE_TOOLS:
-                self._own_db()
             try:
                 value = fn(**kwargs)
             except Exception as e:
                 self.calls.append(ToolCallRecord(name, kwargs, f"{type(e).__name__}: {e}"))
                 raise
             self.calls.append(ToolCallRecord(name, kwargs))
-            if name in self.WRITE_TOOLS:
-                self._pristine = None
             return value
 
         return run
@@ -113,15 +107,19 @@ class Environment:
     # -- state ------------------------------------------------------------------------------
 
     def hash(self) -> str:
-        return self._pristine or db_hash(self.db)
+        """`db_hash(self.db)`; cheap while nothing changed, and only changes re-encoded."""
+        untouched = not self._edited and all(
+            len(rows) == len(self.snapshot.db[t]) for t, rows in self.db.items()
+        )
+        return self.snapshot.hash if untouched else self.snapshot.hash_of(self.db)
 
     def apply_initial_state(self, task: Task) -> None:
         """tau2's initial state: data merged into the database, then set-up calls. None of it
         counts as the agent's calls."""
         state = task.initial_state
-        if state:
-            self._own_db()
-            self._pristine = None
+        if state:  # only the mock domain has one, and its database is tiny: copy it all
+            self.db = copy.deepcopy(self.db)
+            self._edited.update((t, k) for t, rows in self.db.items() for k in rows)
         agent_data = (state.get("initialization_data") or {}).get("agent_data")
         if agent_data:
             _merge(self.db, agent_data)
@@ -234,7 +232,7 @@ def make_env(domain: str, data: TauData, task: Task | None = None) -> Environmen
     }
     if domain not in kinds:
         raise UsageError(f"unknown domain {domain!r}; one of {', '.join(kinds)}")
-    env = kinds[domain](data.shared_db(domain), data.db_hash(domain), lambda: data.db(domain))
+    env = kinds[domain](data.snapshot(domain))
     if task is not None:
         env.apply_initial_state(task)
     return env

@@ -23,8 +23,7 @@ class MockEnv(Environment):
 
     def create_task(self, user_id: str, title: str, description: str | None = None) -> dict:
         """Create a pending task for an existing user; the title must not be empty."""
-        user = self.db["users"].get(user_id)
-        if user is None:
+        if user_id not in self.db["users"]:
             raise ToolError(f"user {user_id} not found")
         if not title.strip():
             raise ToolError("a task must have a title")
@@ -36,14 +35,14 @@ class MockEnv(Environment):
             "status": "pending",
         }
         self.db["tasks"][task_id] = task
-        user["tasks"].append(task_id)
+        self.edit("users", user_id)["tasks"].append(task_id)
         return task
 
     def update_task_status(self, task_id: str, status: Literal["pending", "completed"]) -> dict:
         """Set a task's status to pending or completed."""
-        task = self.db["tasks"].get(task_id)
-        if task is None:
+        if task_id not in self.db["tasks"]:
             raise ToolError(f"task {task_id} not found")
+        task = self.edit("tasks", task_id)
         task["status"] = status
         return task
 

@@ -101,7 +101,7 @@ class RetailEnv(Environment):
         """Cancel a pending order. Refunds go to the original payment methods (gift cards at
         once, others in 5 to 7 business days)."""
         order = self._in_status(order_id, "pending", "cancelled")
-        user = self._user(order["user_id"])
+        user = self._user(order["user_id"], edit=True)
         for p in [p for p in order["payment_history"] if p["transaction_type"] == "payment"]:
             order["payment_history"].append({**p, "transaction_type": "refund"})
             self._credit_gift_card(user, p["payment_method_id"], p["amount"])
@@ -134,7 +134,7 @@ class RetailEnv(Environment):
         old = payments[0]
         if old["payment_method_id"] == payment_method_id:
             raise ToolError("the new payment method must differ from the original one")
-        user = self._user(order["user_id"])
+        user = self._user(order["user_id"], edit=True)
         self._debit(user, payment_method_id, old["amount"])
         self._credit_gift_card(user, old["payment_method_id"], old["amount"])
         order["payment_history"] += [
@@ -151,7 +151,7 @@ class RetailEnv(Environment):
         refunded with a method from the profile."""
         order = self._in_status(order_id, "pending", "modified")
         changes = self._swaps(order, item_ids, new_item_ids)
-        user = self._user(order["user_id"])
+        user = self._user(order["user_id"], edit=True)
         difference = round(sum(new["price"] - old["price"] for old, new in changes), 2)
         self._debit(user, payment_method_id, difference)
         if difference:
@@ -164,7 +164,7 @@ class RetailEnv(Environment):
                 }
             )
         for old, new in changes:
-            old.update(item_id=new["item_id"], price=new["price"], options=new["options"])
+            old.update(item_id=new["item_id"], price=new["price"], options=dict(new["options"]))
         order["status"] = "pending (item modified)"
         return order
 
@@ -218,17 +218,18 @@ class RetailEnv(Environment):
         zip: str,
     ) -> dict[str, Any]:
         """Change a user's default address."""
-        user = self._user(user_id)
+        user = self._user(user_id, edit=True)
         user["address"] = _address(address1, address2, city, state, country, zip)
         return user
 
     # -- helpers ----------------------------------------------------------------------------
 
-    def _user(self, user_id: str) -> dict[str, Any]:
-        user = self.db["users"].get(user_id)
-        if user is None:
+    # `edit=True` hands out the environment's own copy of a record, to be changed.
+
+    def _user(self, user_id: str, edit: bool = False) -> dict[str, Any]:
+        if user_id not in self.db["users"]:
             raise ToolError(f"user {user_id} not found")
-        return user
+        return self.edit("users", user_id) if edit else self.db["users"][user_id]
 
     def _order(self, order_id: str) -> dict[str, Any]:
         order = self.db["orders"].get(order_id)
@@ -237,12 +238,13 @@ class RetailEnv(Environment):
         return order
 
     def _in_status(self, order_id: str, status: str, verb: str) -> dict[str, Any]:
+        """The order, for a write: it must be in `status`; the copy returned may be changed."""
         order = self._order(order_id)
         if order["status"] != status:
             raise ToolError(
                 f"order {order_id} is {order['status']}; only a {status} order can be {verb}"
             )
-        return order
+        return self.edit("orders", order_id)
 
     def _order_items(self, order: dict[str, Any], item_ids: list[str]) -> list[dict[str, Any]]:
         """The order's item entries for `item_ids`, each entry used at most once."""

@@ -49,10 +49,44 @@ def parse_step(text: str, schema: type[T]) -> ParseResult[T]:
         data = extract_json(text)
     except _NotJSON as e:
         return ParseResult(error=str(e))
+    bad = _lone_surrogate(data)
+    if bad is not None:
+        # json.loads turns an escaped "\ud800" into a lone surrogate, which no UTF-8 text (a
+        # draft, a commit, the next prompt) can hold: refuse the reply here, at the boundary.
+        where = f"{bad}: " if bad else ""
+        return ParseResult(
+            error=f"{where}text contains a lone surrogate (an unpaired \\ud800-\\udfff escape); "
+            "send valid Unicode"
+        )
     try:
         return ParseResult(value=schema.model_validate(data))
     except ValidationError as e:
         return ParseResult(error=describe_validation_error(e, data))
+
+
+def _lone_surrogate(value: Any, path: str = "") -> str | None:
+    """The path of the first string (or key) that is not valid Unicode, else None."""
+    if isinstance(value, str):
+        return None if _is_unicode(value) else path
+    if not isinstance(value, dict | list):
+        return None
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in items:
+        if isinstance(key, str) and not _is_unicode(key):
+            return _join(path, key.encode("utf-8", "backslashreplace").decode())
+        step = f"{path}[{key}]" if isinstance(key, int) else _join(path, key)
+        found = _lone_surrogate(item, step)
+        if found is not None:
+            return found
+    return None
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def extract_json(text: str) -> Any:

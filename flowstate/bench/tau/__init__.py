@@ -3,23 +3,32 @@
 The environments are written here from the data and the domains' policy documents; only the
 data files come from the benchmark (see `data.py` for where they are looked for).
 
->>> from flowstate.bench.tau import TauData, make_env, score_task    # doctest: +SKIP
->>> data = TauData.locate()                                          # doctest: +SKIP
->>> task = data.tasks("retail")[0]                                   # doctest: +SKIP
->>> env = make_env("retail", data)                                   # doctest: +SKIP
+>>> from flowstate.bench.tau import RunConfig, TauData, TauRunner          # doctest: +SKIP
+>>> data = TauData.locate()                  # ../shared/data, or TauData(path)   # doctest: +SKIP
+>>> config = RunConfig(domain="retail", strategies=["full", "bm25"], limit=5)  # doctest: +SKIP
+>>> convs = TauRunner(config, data).run()    # the scripted oracle, offline        # doctest: +SKIP
+>>> [c.score.reward for c in convs]                                             # doctest: +SKIP
 """
 
-from flowstate.bench.tau.data import DOMAINS, Action, Task, TauData, db_hash
+from flowstate.bench.tau.data import DOMAINS, Action, Snapshot, Task, TauData, db_hash
 from flowstate.bench.tau.env import Environment, ToolCallRecord, make_env
-from flowstate.bench.tau.scoring import TaskScore, pass_hat_k, score_task
+from flowstate.bench.tau.runner import Conversation, RunConfig, TauRunner
+from flowstate.bench.tau.scoring import Scorer, TaskScore, pass_hat_k, score_task
+from flowstate.bench.tau.strategies import STRATEGIES
 
 __all__ = [
     "DOMAINS",
+    "STRATEGIES",
     "Action",
+    "Conversation",
     "Environment",
+    "RunConfig",
+    "Scorer",
+    "Snapshot",
     "Task",
     "TaskScore",
     "TauData",
+    "TauRunner",
     "ToolCallRecord",
     "db_hash",
     "make_env",

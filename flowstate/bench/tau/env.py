@@ -83,7 +83,7 @@ class Environment:
         return tool.call(dict(arguments))
 
     def _build_tools(self) -> list[Tool]:
-        # Building a tool's argument model costs more than copying the database; the models
+        # Building the argument models costs more than a whole read-only conversation; they
         # depend only on the class, so they are built once per class and re-bound here.
         cls = type(self)
         if cls not in _TEMPLATES:

@@ -83,3 +83,16 @@ def restart(server: LocalServer, timeout: float = 90.0) -> float:
         time.sleep(0.2)
     server.start()
     return time.monotonic() - began
+
+
+def warm_up(server: LocalServer) -> None:
+    """Apply the schema and run the commit and read-back queries once in a scratch
+    namespace, so that a fresh server's query planning is not paid inside a scenario."""
+    from flowstate.bench.synthetic import BundleShape, request_bundle
+    from flowstate.store import Repository, Store
+
+    with Store.connect(client_settings(server, retry_time_s=5.0)) as store:
+        repo = Repository(store, "warm_up")
+        repo.commit(request_bundle(repo.namespace, 1, BundleShape(4, 4, 2, 2)))
+        repo.bundles(), repo.counts(), repo.history()
+        repo.forget_namespace()

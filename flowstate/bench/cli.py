@@ -52,3 +52,13 @@ def bench(
     for t in result["targets"]:
         click.echo(f"{t['status']:>12}  {t['goal']}: {t['figure']}")
     click.echo(f"Report: {out / 'report.md'} (JSON: {out / 'report.json'})")
+
+
+def _register() -> None:
+    # Imported here, after `bench` exists, so the subcommand modules can import this one.
+    from flowstate.bench.tau.cli import tau
+
+    bench.add_command(tau)
+
+
+_register()

@@ -30,13 +30,14 @@ class IndexFetch:
 
 
 def index_fetch_render(repo: Repository, n: int) -> IndexFetch:
-    """The cold path (an agent starting up): fetch the whole index, build it, render it."""
+    """The cold path (an agent starting up): load the index as the engine does (request heads,
+    then state lines only for the newest requests it can list), build it, render it."""
     samples: list[float] = []
     index, rendered = None, None
     for _ in range(n):
 
         def cold() -> tuple[HistoricalIndex, RenderedIndex]:
-            built = HistoricalIndex(repo.index(), INDEX_BUDGET)
+            built = HistoricalIndex.load(repo, INDEX_BUDGET)
             return built, built.render()
 
         ms, (index, rendered) = timed_ms(cold)

@@ -27,7 +27,8 @@ class Audit:
     observations: int = 0
     relations: int = 0
     problems: list[str] = field(default_factory=list)
-    seqs: list[int] = field(default_factory=list)
+    seqs: list[int] = field(default_factory=list)  # of the committed requests, in order
+    altered: list[int] = field(default_factory=list)  # seqs not exactly as sent
 
     @property
     def ok(self) -> bool:
@@ -79,6 +80,7 @@ def _check_bundle(
     if expected is None:
         found.problems.append(f"{rid} is committed but was never sent")
     elif shape(bundle) != shape(expected):
+        found.altered.append(bundle.request.seq)
         found.problems.append(
             f"{rid} is incomplete or altered: read back {counts_of(bundle)}, sent "
             f"{counts_of(expected)}"

@@ -144,6 +144,6 @@ def _tally(
     stray = visible - set(before) - set(w.acked) - {w.cut}
     if stray:
         result.problems.append(f"{ns}: requests nobody committed: {sorted(stray)}")
-    result.incomplete += sum(1 for p in found.problems if "incomplete or altered" in p)
+    result.incomplete += len(found.altered)
     if extra is not None:
         result.problems += [f"{ns}: {p}" for p in extra(repo)]

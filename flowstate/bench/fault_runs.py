@@ -87,7 +87,7 @@ def _quiet_driver() -> Iterator[None]:
     """The driver logs every retry while a server is down on purpose: noise in this report."""
     log = logging.getLogger("neo4j")
     level = log.level
-    log.setLevel(logging.ERROR)
+    log.setLevel(logging.CRITICAL)
     try:
         yield
     finally:

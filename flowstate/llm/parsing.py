@@ -13,6 +13,7 @@ True
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -109,8 +110,11 @@ def extract_json(text: str) -> Any:
 
 def _load_object(text: str, start: int, body: str) -> dict[str, Any]:
     try:
-        # strict=False: models often put raw newlines inside strings
-        value = json.loads(body, strict=False)
+        # strict=False: models often put raw newlines inside strings. NaN and Infinity are
+        # not JSON: a draft would write them back as null, changing a tool call's arguments.
+        value = json.loads(
+            body, strict=False, parse_constant=_not_a_number, parse_float=_finite_float
+        )
     except json.JSONDecodeError as e:
         if not _closes(body):
             msg = f"not valid JSON: the object starting at char {start} is never closed"
@@ -121,6 +125,17 @@ def _load_object(text: str, start: int, body: str) -> dict[str, Any]:
     if not isinstance(value, dict):  # cannot happen for a balanced {...}; keeps the type honest
         raise _NotJSON("expected a JSON object")
     return value
+
+
+def _not_a_number(token: str) -> float:
+    raise _NotJSON(f"not valid JSON: {token} is not a JSON number; use a finite number")
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if math.isfinite(value):
+        return value
+    return _not_a_number(token[:24])
 
 
 def _candidates(text: str) -> list[tuple[int, str]]:

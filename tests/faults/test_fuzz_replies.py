@@ -43,6 +43,7 @@ _SURROGATE_EVERYWHERE = json.dumps(
 @FAST
 @given(conversations())
 @example([_SURROGATE_EVERYWHERE])
+@example(['{"action": {"type": "tool", "name": "echo", "arguments": {"a": NaN, "b": 1e999}}}'])
 @example([json.dumps({"access": [h], "delta": [{"op": "remove", "key": h}]}) for h in HOSTILE])
 def test_fuzzed_replies_never_escape_the_rules(replies: list[str]) -> None:
     stats = fast_case(replies)

@@ -1,7 +1,8 @@
-"""An escaped lone surrogate ("\\ud800" in JSON) is refused by the parser with its path.
+"""What json.loads accepts but a draft cannot keep is refused by the parser, with a message.
 
-json.loads lets it through, and no UTF-8 text can hold it: left in, it broke the draft save
-of the next step (PydanticSerializationError escaping Agent.run) or the commit.
+An escaped lone surrogate ("\\ud800") fits no UTF-8 text: left in, it broke the draft save of
+the next step (PydanticSerializationError escaping Agent.run) or the commit. NaN and Infinity
+are not JSON: the draft wrote them back as null, changing a parked tool call's arguments.
 """
 
 from __future__ import annotations
@@ -34,3 +35,11 @@ def test_lone_surrogates_are_refused_with_their_path(text: str, where: str) -> N
 def test_escaped_pairs_are_fine() -> None:
     parsed = parse_step('{"action": {"type": "final", "answer": "\\ud83d\\ude00"}}', StepOutput)
     assert parsed.value is not None and parsed.value.action.answer == "\U0001f600"
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_non_finite_numbers_are_refused(token: str) -> None:
+    text = '{"action": {"type": "tool", "name": "t", "arguments": {"x": TOKEN}}}'
+    text = text.replace("TOKEN", token)
+    parsed = parse_step(text, StepOutput)
+    assert parsed.error == f"not valid JSON: {token} is not a JSON number; use a finite number"

@@ -12,6 +12,7 @@ from flowstate.demo.runner import DemoReport, RequestRow, run_demo
 from flowstate.demo.scenario import REQUESTS, scripted_policy
 from flowstate.llm.client import LiteLLMClient
 from flowstate.llm.scripted import ScriptedModel
+from flowstate.settings import LocalServerSettings
 
 BROWSER_QUERY = (
     "MATCH (r:Request {{namespace: '{ns}'}})-[p:PRODUCED]->(n)\n"
@@ -118,7 +119,7 @@ def _print_report(console: Console, report: DemoReport) -> None:
     console.print(
         "Tokens are counted with the same tokenizer on the real message lists of the "
         "same steps.\nSee this run's memory in Neo4j Browser at "
-        "http://127.0.0.1:7474/browser/ (when using the local server) with:\n"
+        f"{LocalServerSettings().http_url}/browser/ (when using the local server) with:\n"
     )
     console.print(
         BROWSER_QUERY.format(ns=report.namespace), markup=False, highlight=False, soft_wrap=True

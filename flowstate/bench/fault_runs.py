@@ -109,7 +109,9 @@ def spare_faults(kills: int, say: Say = print, after_commits: int = 40) -> dict:
             say(f"  kill {n + 1}/{kills}: {found.acked} acknowledged, {found.cut} cut "
                 f"({found.cut_landed} landed whole), {found.lost} lost, "
                 f"{len(found.problems)} problems")  # fmt: skip
-        out = asdict(unreachable_during_request(server, "outage"))
-        say(f"  outage: gave up after {out['failed_after_s']:.2f}s, "
-            f"{len(out['problems'])} problems")  # fmt: skip
-    return {"kills": rounds, "outage": out}
+        outages = [asdict(unreachable_during_request(server, f"outage_{at}", at=at))
+                   for at in ("draft", "commit")]  # fmt: skip
+        for out in outages:
+            say(f"  outage at {out['at']}: gave up after {out['failed_after_s']:.2f}s, "
+                f"{out['model_calls']} model calls, {len(out['problems'])} problems")  # fmt: skip
+    return {"kills": rounds, "outage": outages[0], "outage_at_commit": outages[1]}

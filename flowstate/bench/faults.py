@@ -16,21 +16,23 @@ import click
 
 from flowstate.cli.common import fails_cleanly
 
-_NO_OUTAGE = {"problems": [], "committed_states": []}
-
 
 def totals(report: dict) -> dict:
     """The headline counts across parts."""
     from flowstate.bench.fault_outage import EXPECTED_STATES
 
-    fast, full, crowd = report["fuzz"], report["fuzz_full"], report["crowd"]
-    kills, outage = report["spare"]["kills"], report["spare"]["outage"] or _NO_OUTAGE
-    others = [*crowd["problems"], *outage["problems"], *(p for k in kills for p in k["problems"])]
-    ran_outage = report["spare"]["outage"] is not None
-    outage_lost = len(set(EXPECTED_STATES) - set(outage["committed_states"])) if ran_outage else 0
+    fast, full, crowd, spare = report["fuzz"], report["fuzz_full"], report["crowd"], report["spare"]
+    kills = spare["kills"]
+    outages = [o for o in (spare.get("outage"), spare.get("outage_at_commit")) if o]
+    others = [p for part in [crowd, *kills, *outages] for p in part["problems"]]
+    unlisted = crowd["problem_count"] - len(crowd["problems"])  # the crowd quotes 20 at most
+    outage_losses = sum(
+        len(set(EXPECTED_STATES) - set(o["committed_states"])) + (o["answer"] != "done")
+        for o in outages
+    )  # states, and final answers, that did not survive
     return {
         "cases_tried": fast["cases"] + full["cases"],
-        "faults_injected": len(kills) + ran_outage,  # SIGKILLs, plus the stop mid-request
+        "faults_injected": len(kills) + len(outages),  # SIGKILLs, stops mid-request
         "commits_acknowledged_before_kills": sum(k["acked"] for k in kills),
         "commits_cut_by_kills": sum(k["cut"] for k in kills),
         "cut_commits_that_landed_whole": sum(k["cut_landed"] for k in kills),
@@ -39,19 +41,15 @@ def totals(report: dict) -> dict:
             + full.get("states_committed", 0)
             + crowd["states_checked"]
             + sum(k["states_checked"] for k in kills)
-            + len(outage["committed_states"])
-        ),  # fmt: skip
+            + sum(len(o["committed_states"]) for o in outages)
+        ),
         "losses_found": sum(k["lost"] + k["incomplete"] for k in kills)
         + crowd["missing"]
-        + outage_lost,
+        + outage_losses,
         "crossed_states": crowd["crossed"],
         "duplicated_states": crowd["duplicated"],
         "rejections_explained": fast.get("rejections_told", 0) + full.get("rejections_told", 0),
-        "failures": fast["failures"]
-        + full["failures"]
-        + crowd["problem_count"]
-        + len(others)
-        - len(crowd["problems"]),
+        "failures": fast["failures"] + full["failures"] + len(others) + unlisted,
         "problems": (others + fast["failure_examples"] + full["failure_examples"])[:40],
     }
 
@@ -134,10 +132,10 @@ def faults(cases: int, full_cases: int, agents: int, requests: int, kills: int, 
         click.echo(f"{agents} concurrent agents x {requests} requests...")
         report["crowd"] = fault_runs.crowd(store, agents, requests)
     if spare:
-        click.echo(f"{kills} SIGKILL rounds and an outage on a spare Neo4j...")
+        click.echo(f"{kills} SIGKILL rounds and two outages on a spare Neo4j...")
         report["spare"] = fault_runs.spare_faults(kills, click.echo)
     else:
-        report["spare"] = {"kills": [], "outage": None}
+        report["spare"] = {"kills": []}
     report["totals"] = totals(report)
     report["seconds"] = round(time.monotonic() - began, 1)
     out.mkdir(parents=True, exist_ok=True)

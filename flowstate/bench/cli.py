@@ -56,9 +56,11 @@ def bench(
 
 def _register() -> None:
     # Imported here, after `bench` exists, so the subcommand modules can import this one.
+    from flowstate.bench.faults import faults
     from flowstate.bench.tau.cli import tau
 
     bench.add_command(tau)
+    bench.add_command(faults)
 
 
 _register()

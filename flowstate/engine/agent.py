@@ -20,7 +20,7 @@ from flowstate.engine.tools import Tool
 from flowstate.errors import NotFoundError, StoreError, UsageError
 from flowstate.llm.client import Completion, ModelClient
 from flowstate.models import ids
-from flowstate.models.active import ActiveState
+from flowstate.models.active import ActiveState, Finish
 from flowstate.models.records import (
     MAX_REQUEST_TEXT_CHARS,
     Observation,
@@ -54,6 +54,10 @@ class RunResult:
     prompts: list[list[dict[str, str]]] = field(default_factory=list, repr=False)
     replies: list[str] = field(default_factory=list, repr=False)  # raw model text per call
     observations: list[Observation] = field(default_factory=list, repr=False)  # all, cited or not
+
+
+def _verdict(finish: Finish) -> StepVerdict:
+    return StepVerdict(True, finish.outcome, finish.answer, finish.summary, finish.error)
 
 
 @dataclass
@@ -173,6 +177,8 @@ class Agent:
 
     def _steps(self, active: ActiveState) -> RunResult:
         trace = _Trace()
+        if active.finish is not None:  # ended before; only its commit failed
+            return self._finish(active, _verdict(active.finish), trace, retry=True)
         while True:
             rendered, msgs = self._prompt(active)
             trace.prompts.append(msgs)
@@ -230,11 +236,23 @@ class Agent:
             # Forgotten since the index was rendered: tell the model instead of failing.
             active.rejections.append(f"access: {e}")
 
-    def _finish(self, active: ActiveState, verdict: StepVerdict, trace: _Trace) -> RunResult:
+    def _finish(
+        self, active: ActiveState, verdict: StepVerdict, trace: _Trace, retry: bool = False
+    ) -> RunResult:
+        # Kept on the Active State first: if the commit fails, resume() commits this verdict
+        # instead of asking the model for an answer it already gave.
+        active.finish = Finish(
+            outcome=verdict.outcome,
+            answer=verdict.answer,
+            summary=verdict.summary,
+            error=verdict.error,
+        )
         bundle = bundle_of(active, verdict.outcome, verdict.answer, verdict.summary, utcnow())
         if self.redact:
             bundle = redact_bundle(bundle, self.redact)
-        self.repo.commit(bundle)  # one transaction; it also deletes the draft
+        # A retry may follow a commit whose acknowledgement was lost: never commit twice.
+        if not (retry and self._committed(active.request_id)):
+            self.repo.commit(bundle)  # one transaction; it also deletes the draft
         self._refresh_index(bundle.relations)
         return RunResult(
             request_id=active.request_id,
@@ -251,6 +269,14 @@ class Agent:
             replies=trace.replies,
             observations=list(active.observations.values()),
         )
+
+    def _committed(self, request_id: str) -> bool:
+        """Whether a retried commit already landed (its acknowledgement was lost)."""
+        try:
+            self.repo.get_request(request_id)
+        except NotFoundError:
+            return False
+        return True
 
     def _refresh_index(self, relations: Iterable[Relation] = ()) -> None:
         """Append requests committed since the last look (ours or another process's)."""

@@ -14,6 +14,7 @@ from flowstate.models.records import (
     ActionDecision,
     Evidence,
     Observation,
+    Outcome,
     Relation,
     StateNode,
     Usage,
@@ -32,6 +33,17 @@ class StepRecord(BaseModel):
     action: str  # e.g. `search_hotels({"city": "Lisbon"})` or `final answer`
     observation: str | None = None  # the observation id it produced
     cites: list[str] = []
+
+
+class Finish(BaseModel):
+    """How the request ended, kept until its commit succeeds so a retry needs no model call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    outcome: Outcome
+    answer: str = ""
+    summary: str = ""
+    error: str | None = None
 
 
 class ActiveState(BaseModel):
@@ -62,6 +74,7 @@ class ActiveState(BaseModel):
     log: list[StepRecord] = []
     calls: list[Usage] = []
     malformed_in_a_row: int = 0
+    finish: Finish | None = None  # set once the request has ended, before its commit
 
     @property
     def usage(self) -> Usage:

@@ -179,6 +179,11 @@ def _mapped_errors(settings: Neo4jSettings) -> Iterator[None]:
             f"Neo4j at {uri} refused user {settings.user!r} ({e.message}); set "
             "FLOWSTATE_NEO4J_USER and FLOWSTATE_NEO4J_PASSWORD to credentials it accepts"
         ) from e
+    except neo.IncompleteCommit as e:
+        raise StoreUnavailable(
+            f"the connection to Neo4j at {uri} dropped while a commit was in flight; it may or "
+            "may not have been applied (an agent's resume() checks before committing again)"
+        ) from e
     except (neo.ServiceUnavailable, neo.SessionExpired) as e:
         raise StoreUnavailable(
             f"no Neo4j server answered at {uri} ({e}). Start Neo4j there, or set "

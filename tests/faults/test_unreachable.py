@@ -37,12 +37,6 @@ def test_outage_fails_clearly_and_resume_loses_nothing(
     assert out.tool_runs == {"lookup": 1, "stop_database": 1}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: when the final commit fails, Agent keeps the Active State but not the "
-    "final verdict, so resume() asks the model again; a model repeating its final step is "
-    "refused (key taken, answer held back) until the step limit, and the answer is lost",
-)
 def test_outage_at_the_final_commit_resumes_without_asking_the_model_again(
     spare: LocalServer, namespace: str
 ) -> None:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from flowstate import Outcome
+from flowstate import Outcome, StoreUnavailable
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
 from tests.neo4j.conftest import Raw
-from tests.neo4j.engine_helpers import Harness, final, step
+from tests.neo4j.engine_helpers import Harness, add, final, step
 
 pytestmark = pytest.mark.neo4j
 
@@ -64,3 +64,27 @@ def test_an_interrupted_request_can_be_discarded(
     assert repo.counts().nodes == 0
     result = agent.run("start over")
     assert result.request_id == "r1" and [r.id for r in repo.history()] == ["r1"]
+
+
+def test_a_lost_commit_acknowledgement_is_not_committed_twice(
+    store: Store, namespace: str, repo: Repository
+) -> None:
+    """The commit lands but its acknowledgement is lost: resume() finds it and returns the
+    answer without a second commit and without asking the model again."""
+    h = Harness(store, namespace)
+    agent, model = h.agent([step([add("fact")], action=final("ok", "one fact"))])
+    real_commit = agent.repo.commit
+
+    def commit_then_lose_the_ack(bundle):  # noqa: ANN001, ANN202
+        real_commit(bundle)
+        raise StoreUnavailable("the connection dropped while a commit was in flight")
+
+    agent.repo.commit = commit_then_lose_the_ack  # type: ignore[method-assign]
+    with pytest.raises(StoreUnavailable):
+        agent.run("remember one fact")
+    del agent.repo.commit  # back to the real method
+    result = agent.resume()
+    assert (result.answer, result.outcome) == ("ok", Outcome.ANSWERED)
+    assert len(model.calls) == 1
+    assert [r.id for r in repo.history()] == ["r1"]
+    assert [s.id for s in repo.bundles()[0].states] == ["r1.fact"]

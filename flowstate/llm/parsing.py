@@ -20,6 +20,8 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from flowstate.models.records import is_unicode
+
 T = TypeVar("T", bound=BaseModel)
 
 MAX_REPORTED_ERRORS = 5
@@ -68,26 +70,18 @@ def parse_step(text: str, schema: type[T]) -> ParseResult[T]:
 def _lone_surrogate(value: Any, path: str = "") -> str | None:
     """The path of the first string (or key) that is not valid Unicode, else None."""
     if isinstance(value, str):
-        return None if _is_unicode(value) else path
+        return None if is_unicode(value) else path
     if not isinstance(value, dict | list):
         return None
     items = value.items() if isinstance(value, dict) else enumerate(value)
     for key, item in items:
-        if isinstance(key, str) and not _is_unicode(key):
+        if isinstance(key, str) and not is_unicode(key):
             return _join(path, key.encode("utf-8", "backslashreplace").decode())
         step = f"{path}[{key}]" if isinstance(key, int) else _join(path, key)
         found = _lone_surrogate(item, step)
         if found is not None:
             return found
     return None
-
-
-def _is_unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def extract_json(text: str) -> Any:

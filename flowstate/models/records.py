@@ -25,6 +25,15 @@ def is_one_line(text: str) -> bool:
     return not any(ch in text for ch in LINE_BREAKS)
 
 
+def is_unicode(text: str) -> bool:
+    """False for text holding a lone surrogate, which JSON can carry but UTF-8 cannot."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 

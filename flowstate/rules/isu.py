@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from flowstate.models import ids
-from flowstate.models.records import Evidence, Relation, StateNode, is_one_line
+from flowstate.models.records import Evidence, Relation, StateNode, is_one_line, is_unicode
 from flowstate.models.step import AddOp, RemoveOp, UpdateOp
 from flowstate.models.vocab import RelationType
 from flowstate.rules.limits import Limits
@@ -135,18 +135,10 @@ def _check_text(
     joined = (summary or "") + (content or "")
     if "\x00" in joined:
         out.append(Violation(where, "nul_character", "text must not contain NUL characters"))
-    if not _is_unicode(joined):
+    if not is_unicode(joined):
         # json.loads lets a lone "\ud800" through; StateNode and the driver would then fail.
         out.append(Violation(where, "invalid_unicode", "text must not contain lone surrogates"))
     return out
-
-
-def _is_unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _check_target_key(

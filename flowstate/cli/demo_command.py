@@ -12,6 +12,7 @@ from flowstate.demo.runner import DemoReport, RequestRow, run_demo
 from flowstate.demo.scenario import REQUESTS, scripted_policy
 from flowstate.llm.client import LiteLLMClient
 from flowstate.llm.scripted import ScriptedModel
+from flowstate.models.active import ActiveState
 from flowstate.settings import LocalServerSettings
 
 BROWSER_QUERY = (
@@ -60,12 +61,23 @@ def demo(namespace: str, reset: bool, model: str | None, as_json: bool) -> None:
                 "continues after them (--reset starts clean)."
             )
         with console.status("starting") as status:
+            current = {"n": 0}
+
+            def on_request(n: int, text: str) -> None:
+                current["n"] = n
+                status.update(f"request {n}/{len(REQUESTS)}: {text[:60]}")
+
+            def on_step(active: ActiveState) -> None:
+                last = active.log[-1].action if active.log else "thinking"
+                status.update(
+                    f"request {current['n']}/{len(REQUESTS)}, step {active.step}: {last[:70]}"
+                )
+
             report = run_demo(
                 fs,
                 client,
-                on_request=lambda n, text: status.update(
-                    f"request {n}/{len(REQUESTS)}: {text[:60]}"
-                ),
+                on_request=on_request,
+                on_step=on_step,
                 on_done=lambda row: console.print(_progress_line(row)),
             )
     if as_json:

@@ -17,6 +17,7 @@ from flowstate.engine.agent import RunResult
 from flowstate.engine.prompt import tools_section
 from flowstate.engine.step import AgentConfig, Approval
 from flowstate.llm.client import ModelClient
+from flowstate.models.active import ActiveState
 from flowstate.tokens import count_messages
 
 FULL_HISTORY_SYSTEM = (
@@ -106,10 +107,12 @@ def run_demo(
     on_request: Callable[[int, str], None] = lambda n, text: None,
     on_done: Callable[[RequestRow], None] = lambda row: None,
     approve: Callable[[Approval], bool] = auto_approve,
+    on_step: Callable[[ActiveState], None] | None = None,
 ) -> DemoReport:
     desk = TripDesk()
     tools = desk.tools()
     agent = fs.agent(model, tools=tools, config=AgentConfig(max_steps=8), approve=approve)
+    agent.on_step = on_step
     full = FullHistory(tools_section(tools), getattr(model, "model", None))
     rows: list[RequestRow] = []
     for n, text in enumerate(REQUESTS, start=1):

@@ -83,6 +83,8 @@ class Agent:
     ) -> None:
         self.repo = repo
         self.redact = redact
+        # Called after every step that did not end the request, e.g. for a progress display.
+        self.on_step: Callable[[ActiveState], None] | None = None
         # The request in flight when the database failed: resume() continues from it, so a
         # step that could not be saved is not lost with the connection.
         self._inflight: ActiveState | None = None
@@ -215,6 +217,8 @@ class Agent:
         """Open what the model asked for (visible from the next call), then save the draft."""
         self._reveal(active)
         self._save_draft(active)
+        if self.on_step is not None:
+            self.on_step(active)
 
     def _save_draft(self, active: ActiveState) -> None:
         stored = redact_active(active, self.redact) if self.redact else active

@@ -328,3 +328,11 @@ def test_consequential_tools_need_cites_and_approval(h: Harness) -> None:
     assert "book was denied by the approver" in user_prompt(model, 2)
     assert booked == ["Casa Azul"]
     assert [d.cites for d in decisions] == [["r1.choice"], ["r1.choice"]]
+
+
+def test_on_step_reports_every_step_that_does_not_end_the_request(h: Harness) -> None:
+    agent, _ = h.agent([step([add("a")]), step(), step(action=final())])
+    seen: list[tuple[int, list[str]]] = []
+    agent.on_step = lambda active: seen.append((active.step, sorted(active.states)))
+    agent.run("three steps")
+    assert seen == [(1, ["a"]), (2, ["a"])]

@@ -90,7 +90,6 @@ def delta_apply(rendered: RenderedIndex, revealed: list[str], n: int) -> list[fl
     """check_delta + apply_delta of a delta of N operations (pure, no I/O)."""
     vis = Visibility(
         request_id="r999999",
-        own_keys=frozenset(),
         index_states=rendered.state_ids,
         collapsed_requests=rendered.collapsed,
         revealed=frozenset(revealed),

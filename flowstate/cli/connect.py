@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import re
-
 import click
 
 from flowstate.api import FlowState
-from flowstate.errors import UsageError
 from flowstate.local.embedded import resolve_database
-from flowstate.models import ids
 from flowstate.safety.redaction import PatternRedactor, builtin_redactor
 from flowstate.safety.retention import RetentionPolicy
 from flowstate.settings import LocalServerSettings, MemorySettings, Neo4jSettings
+from flowstate.store.codec import check_namespace
 
 NAMESPACE_HELP = "Memory namespace (one per agent or tenant)."
 
@@ -30,10 +27,7 @@ def namespace_option(fn):  # noqa: ANN001, ANN201
 
 def open_memory(namespace: str, *, read_only: bool = False) -> FlowState:
     """Connect to the configured (or managed local) Neo4j; apply FLOWSTATE_RETENTION if set."""
-    if not re.fullmatch(ids.NAMESPACE_PATTERN, namespace):
-        raise UsageError(
-            f"invalid namespace {namespace!r}: letters, digits, '_', '.', '-' (at most 128)"
-        )
+    check_namespace(namespace)  # before a local server may be started for nothing
     memory = MemorySettings()
     policy = RetentionPolicy.parse(memory.retention) if memory.retention else None
     settings = resolve_database(Neo4jSettings(), LocalServerSettings(), _say)

@@ -38,9 +38,14 @@ def start(password: str | None, bolt_port: int | None, http_port: int | None) ->
     """Start the server in the background; return once Bolt answers.
 
     The first start downloads the jars from Maven Central into the cache folder.
+
+    \b
+    Examples:
+      flowstate neo4j start
+      flowstate neo4j start --password s3cret --bolt-port 7688 --http-port 7475
     """
     server = _local(bolt_port, http_port)
-    if server.info() is None and server.settings.classpath_file.exists() is False:
+    if server.info() is None and not server.settings.classpath_file.exists():
         click.echo("First start: downloading Neo4j from Maven Central (about 170 MB)...")
     result = server.start(password=password)
     info = result.info
@@ -56,7 +61,12 @@ def start(password: str | None, bolt_port: int | None, http_port: int | None) ->
 @neo4j.command()
 @fails_cleanly
 def stop() -> None:
-    """Stop the server cleanly (SIGTERM, wait, SIGKILL only if it hangs)."""
+    """Stop the server cleanly (SIGTERM, wait, SIGKILL only if it hangs).
+
+    \b
+    Example:
+      flowstate neo4j stop
+    """
     result = _local().stop()
     if not result.was_running:
         click.echo("Neo4j is not running; nothing to stop.")
@@ -70,7 +80,12 @@ def stop() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @fails_cleanly
 def status(as_json: bool) -> None:
-    """Show version, pid, ports and data folder; exit 1 when not running."""
+    """Show version, pid, ports and data folder; exit 1 when not running.
+
+    \b
+    Example:
+      flowstate neo4j status --json
+    """
     server = _local()
     info = server.info()
     if info is None:
@@ -92,7 +107,12 @@ def status(as_json: bool) -> None:
 @click.option("-n", "--lines", default=50, show_default=True, help="How many lines.")
 @fails_cleanly
 def logs(lines: int) -> None:
-    """Show the end of the server log."""
+    """Show the end of the server log.
+
+    \b
+    Example:
+      flowstate neo4j logs -n 100
+    """
     server = _local()
     tail = server.log_tail(lines)
     if not tail:

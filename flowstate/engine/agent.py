@@ -30,7 +30,6 @@ from flowstate.models.records import (
     utcnow,
 )
 from flowstate.models.step import StepOutput
-from flowstate.rules import Visibility
 from flowstate.safety.redaction import Redactor, redact_active, redact_bundle
 from flowstate.store.repository import Repository
 
@@ -113,7 +112,9 @@ class Agent:
                 trace.prompts.append(msgs)
                 completion = await self.model.acomplete(msgs, StepOutput)
                 trace.replies.append(completion.text)
-                verdict = self.logic.absorb(active, completion, self._visibility(active, rendered))
+                verdict = self.logic.absorb(
+                    active, completion, self.logic.visibility(active, rendered)
+                )
                 if verdict.done:
                     return await asyncio.to_thread(self._finish, active, verdict, trace)
                 await asyncio.to_thread(self._act, active)
@@ -181,12 +182,17 @@ class Agent:
         trace = _Trace()
         if active.finish is not None:  # ended before; only its commit failed
             return self._finish(active, _verdict(active.finish), trace, retry=True)
+        if active.pending_call is not None or active.pending_access:
+            # A step the database cut short: its parked call never ran (the save before it
+            # failed) and what it asked to open was not fetched. Finish it before going on.
+            self._act(active)
+            self._after_step(active)
         while True:
             rendered, msgs = self._prompt(active)
             trace.prompts.append(msgs)
             completion: Completion[StepOutput] = self.model.complete(msgs, StepOutput)
             trace.replies.append(completion.text)
-            verdict = self.logic.absorb(active, completion, self._visibility(active, rendered))
+            verdict = self.logic.absorb(active, completion, self.logic.visibility(active, rendered))
             if verdict.done:
                 return self._finish(active, verdict, trace)
             self._act(active)
@@ -203,9 +209,6 @@ class Agent:
             self.config.recent_observations,
         )
         return rendered, msgs
-
-    def _visibility(self, active: ActiveState, rendered: RenderedIndex) -> Visibility:
-        return self.logic.visibility(active, rendered)
 
     def _act(self, active: ActiveState) -> None:
         """Save the step before its tool runs (write-ahead), so a crash mid-call is known."""
@@ -225,7 +228,7 @@ class Agent:
         self.repo.save_draft(active.request_id, stored.model_dump_json())
 
     def _reveal(self, active: ActiveState) -> None:
-        asked, active.pending_access = active.pending_access, []
+        asked = active.pending_access
         states = [i for i in asked if ids.is_state_id(i)]
         requests = [i for i in asked if ids.is_request_id(i)]
         observations = [i for i in asked if ids.is_observation_id(i)]
@@ -239,6 +242,7 @@ class Agent:
         except NotFoundError as e:
             # Forgotten since the index was rendered: tell the model instead of failing.
             active.rejections.append(f"access: {e}")
+        active.pending_access = []  # only now: a failed fetch is retried on resume
 
     def _finish(
         self, active: ActiveState, verdict: StepVerdict, trace: _Trace, retry: bool = False

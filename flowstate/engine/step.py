@@ -73,7 +73,6 @@ class StepLogic:
         opened = {s.id for states in active.opened_requests.values() for s in states}
         return Visibility(
             request_id=active.request_id,
-            own_keys=frozenset(active.states),
             index_states=index.state_ids,
             collapsed_requests=index.collapsed,
             opened_states=frozenset(opened),

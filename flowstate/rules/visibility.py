@@ -10,7 +10,6 @@ class Visibility:
     """Ids visible to the model at this step, built by the engine from its Active State."""
 
     request_id: str
-    own_keys: frozenset[str]  # states created in this request, by key
     index_states: frozenset[str]  # past state ids listed in the (non-collapsed) index
     collapsed_requests: frozenset[str]  # past request ids shown as one line
     opened_states: frozenset[str] = frozenset()  # listed by opening a collapsed request

@@ -12,7 +12,7 @@ from flowstate import Outcome, StoreUnavailable
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
 from tests.neo4j.conftest import Raw
-from tests.neo4j.engine_helpers import Harness, add, final, step
+from tests.neo4j.engine_helpers import Harness, add, final, step, tool
 
 pytestmark = pytest.mark.neo4j
 
@@ -88,3 +88,44 @@ def test_a_lost_commit_acknowledgement_is_not_committed_twice(
     assert len(model.calls) == 1
     assert [r.id for r in repo.history()] == ["r1"]
     assert [s.id for s in repo.bundles()[0].states] == ["r1.fact"]
+
+
+def test_a_step_cut_before_its_tool_ran_is_finished_on_resume(
+    store: Store, namespace: str, repo: Repository
+) -> None:
+    """The write-ahead save before a tool call fails: the call has not run. resume() runs it
+    once and goes on, instead of dropping it."""
+    runs: list[str] = []
+
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        runs.append(city)
+        return f"{city}: 3 hotels"
+
+    h = Harness(store, namespace)
+    agent, model = h.agent(
+        [
+            step([add("city")], action=tool("lookup", city="Porto")),
+            step([add("hotels", evidence=["r1.o1"])], action=final("3 hotels")),
+        ],
+        tools=[lookup],
+    )
+    real_save = agent.repo.save_draft
+    saves: list[str] = []
+
+    def fail_the_second_save(request_id: str, payload: str) -> None:
+        saves.append(request_id)
+        if len(saves) == 2:  # the first is the request's start; the second precedes the call
+            raise StoreUnavailable("Neo4j went away")
+        real_save(request_id, payload)
+
+    agent.repo.save_draft = fail_the_second_save  # type: ignore[method-assign]
+    with pytest.raises(StoreUnavailable):
+        agent.run("hotels in Porto")
+    assert runs == []
+    result = agent.resume()
+    assert runs == ["Porto"] and len(model.calls) == 2
+    assert result.answer == "3 hotels"
+    [bundle] = repo.bundles()
+    assert [s.id for s in bundle.states] == ["r1.city", "r1.hotels"]
+    assert [o.output for o in bundle.observations] == ["Porto: 3 hotels"]

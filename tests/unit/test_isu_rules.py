@@ -55,7 +55,6 @@ def make_vis(**overrides: object) -> Visibility:
     """What the model sees in request r5: two own states, and past states of every kind."""
     fields: dict[str, object] = {
         "request_id": RID,
-        "own_keys": frozenset({"hotel_budget", "flight"}),
         "index_states": frozenset({"r3.hotel", "r3.flight_pref"}),
         "collapsed_requests": frozenset({"r1", "r2"}),
         "opened_states": frozenset({"r2.city"}),

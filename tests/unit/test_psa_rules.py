@@ -17,7 +17,6 @@ def make_vis(**overrides: object) -> Visibility:
     """What the model sees in request r5 of namespace A (namespace B's ids are never shown)."""
     fields: dict[str, object] = {
         "request_id": "r5",
-        "own_keys": frozenset({"hotel_budget"}),
         "index_states": frozenset({"r3.hotel", "r3.flight"}),
         "collapsed_requests": frozenset({"r1", "r2"}),
         "opened_states": frozenset({"r2.city"}),

@@ -143,7 +143,6 @@ def visibilities(draw: st.DrawFn) -> Visibility:
 
     return Visibility(
         request_id=RID,
-        own_keys=frozenset(),  # not read by check_delta, which takes the existing states
         index_states=subset(PAST_POOL),
         collapsed_requests=subset(["r1", "r2"]),
         opened_states=subset(PAST_POOL),

@@ -5,10 +5,10 @@ BIN     = $(VENV)/bin
 
 .PHONY: install demo test lint neo4j-stop clean
 
-$(BIN)/flowstate: pyproject.toml
+$(BIN)/flowstate: pyproject.toml bench/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	$(BIN)/pip install --quiet -e '.[dev]' -e ./bench
 	@touch $@
 
 install: $(BIN)/flowstate
@@ -20,8 +20,9 @@ test: install
 	$(BIN)/pytest
 
 lint: install
-	$(BIN)/ruff check flowstate tests
-	$(BIN)/ruff format --check flowstate tests
+	$(BIN)/ruff check flowstate tests bench
+	$(BIN)/ruff format --check flowstate tests bench
+	$(BIN)/mypy
 
 neo4j-stop: install
 	$(BIN)/flowstate neo4j stop

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from flowstate.bench.cli import bench
 from flowstate.cli.demo_command import demo
 from flowstate.cli.memory_commands import COMMANDS
 from flowstate.cli.neo4j_commands import neo4j
+from flowstate.cli.plugins import plugin_commands
 from flowstate.cli.safety_commands import COMMANDS as SAFETY_COMMANDS
 
 
@@ -23,5 +23,5 @@ def main() -> None:
     """
 
 
-for command in [demo, *COMMANDS, *SAFETY_COMMANDS, neo4j, bench]:
+for command in [demo, *COMMANDS, *SAFETY_COMMANDS, neo4j, *plugin_commands()]:
     main.add_command(command)

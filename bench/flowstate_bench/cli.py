@@ -1,0 +1,60 @@
+"""`flowstate bench`: the default suites (engine + tokens), and `tau` for tau-bench."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from flowstate.cli.common import fails_cleanly
+from flowstate_bench.faults import faults
+from flowstate_bench.tau.cli import tau
+
+
+@click.group(invoke_without_command=True)
+@click.option("--quick", is_flag=True, help="Smaller sizes and fewer repeats (about 5 minutes).")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("bench-out"),
+    show_default=True,
+    help="Folder for the JSON report, Markdown table and plots.",
+)
+@click.option("--million", is_flag=True, help="Also measure a namespace of 1,000,000 states.")
+@click.option(
+    "--repeats",
+    type=click.IntRange(1, 50),
+    default=None,
+    help="Runs per engine measurement; figures are medians across them [3 quick, 5 full].",
+)
+@click.option("--keep", is_flag=True, help="Keep the bench_engine_* namespaces for a later run.")
+@click.pass_context
+@fails_cleanly
+def bench(
+    ctx: click.Context, quick: bool, out: Path, million: bool, repeats: int | None, keep: bool
+) -> None:
+    """Measure engine speed at scale and token economy against full context, BM25 and
+    rolling summaries; write report.json, report.md and PNG plots into --out.
+
+    \b
+    Example:
+      flowstate bench --quick --out bench-out
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from flowstate_bench.runner import Plan, run
+    from flowstate.local.embedded import resolve_database
+    from flowstate.settings import LocalServerSettings, Neo4jSettings
+    from flowstate.store import Store
+
+    plan = Plan.from_options(quick, million, repeats, keep)
+    settings = resolve_database(Neo4jSettings(), LocalServerSettings(), click.echo)
+    with Store.connect(settings) as store:
+        result = run(store, plan, out)
+    for t in result["targets"]:
+        click.echo(f"{t['status']:>12}  {t['goal']}: {t['figure']}")
+    click.echo(f"Report: {out / 'report.md'} (JSON: {out / 'report.json'})")
+
+
+bench.add_command(tau)
+bench.add_command(faults)

@@ -1,0 +1,110 @@
+"""Engine speed at scale: real Neo4j, no model. One namespace per size, several runs each.
+
+Per size the report holds, for every probe, the median across runs of each run's p50/p95/p99
+(see `stats`), the process's peak RSS once the size is done, and how the namespace was built.
+"""
+
+from __future__ import annotations
+
+import random
+import resource
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from flowstate_bench import engine_probes as probes
+from flowstate_bench import namespaces
+from flowstate_bench.stats import across_runs, summary
+from flowstate_bench.step_probe import run_requests
+from flowstate_bench.synthetic import DEFAULT_SHAPE, BundleShape
+from flowstate.store import Store
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Samples:
+    """How many samples each probe takes per run; the cold index fetch scales with size."""
+
+    step_requests: int = 10  # x5 measured steps each
+    commits: int = 15
+    reveals: int = 50
+    deltas: int = 200
+    renders: int = 50
+    cold_index_states: int = 100_000  # cold fetches per run = max(1, this // size)
+    max_cold_index: int = 5
+
+    def cold_index(self, states: int) -> int:
+        return max(1, min(self.max_cold_index, self.cold_index_states // states))
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set of this process so far (Linux reports KiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def one_run(built: namespaces.Built, shape: BundleShape, samples: Samples, seed: int) -> dict:
+    """Raw samples of every probe, one pass over a built namespace."""
+    repo, requests = built.repo, built.requests
+    cold = probes.index_fetch_render(repo, samples.cold_index(built.states))
+    revealed = probes.random_state_ids(requests, shape, probes.REVEAL_K, random.Random(seed))
+    commit = probes.commit_and_update(repo, cold.index, requests, shape, samples.commits, seed)
+    steps = run_requests(repo, cold.index, samples.step_requests, seed)
+    return {
+        "index_fetch_render_ms": cold.ms,
+        "index_render_ms": probes.index_render(cold.index, samples.renders),
+        "reveal_ms": probes.reveal(repo, requests, shape, samples.reveals, seed),
+        "delta_apply_ms": probes.delta_apply(cold.rendered, revealed, samples.deltas),
+        "step_ms": [g for s in steps for g in s.gaps_ms],
+        "request_start_ms": [s.start_ms for s in steps],
+        "request_finish_ms": [s.finish_ms for s in steps],
+        "commit_ms": commit.commit_ms,
+        "index_update_ms": commit.index_update_ms,
+        "_index": {
+            "tokens": cold.rendered.tokens,
+            "budget": cold.rendered.budget,
+            "collapsed_requests": len(cold.rendered.collapsed),
+            "listed_states": len(cold.rendered.state_ids),
+        },
+    }
+
+
+def measure_size(
+    store: Store,
+    states: int,
+    repeats: int,
+    samples: Samples,
+    shape: BundleShape = DEFAULT_SHAPE,
+    say: Say = print,
+    build_progress: namespaces.Progress | None = None,
+    run_done: Callable[[int], None] | None = None,
+    prefix: str = namespaces.PREFIX,
+) -> dict[str, Any]:
+    built = namespaces.ensure(store, states, shape, build_progress, prefix=prefix)
+    verb = "reused" if built.reused else f"built in {built.seconds:.1f}s"
+    say(f"{built.repo.namespace}: {built.states} states, {verb}")
+    runs = []
+    for r in range(repeats):
+        runs.append(one_run(built, shape, samples, seed=r + 1))
+        if run_done is not None:
+            run_done(r + 1)
+    return _size_report(built, runs)
+
+
+def _size_report(built: namespaces.Built, runs: Sequence[dict]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "namespace": built.repo.namespace,
+        "states": built.states,
+        "requests": built.requests,
+        "build": {
+            "reused": built.reused,
+            "seconds": round(built.seconds, 1),
+            "commit_ms": summary(built.commit_ms) if built.commit_ms else None,
+        },
+    }
+    for key in runs[0]:
+        if not key.startswith("_"):
+            out[key] = across_runs([summary(run[key]) for run in runs])
+    out["index"] = runs[-1]["_index"]
+    out["peak_rss_mb"] = peak_rss_mb()
+    return out

@@ -1,0 +1,151 @@
+"""`flowstate bench faults`: is FlowState safe to deploy? Faults and load at scale.
+
+Fuzzed model replies (fast path and whole requests on Neo4j), many concurrent agents on one
+Store, Neo4j SIGKILLed during commits and stopped in the middle of a request. Every part
+reports what it tried and what it found; losses, crossed and duplicated states must be 0.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from flowstate.cli.common import fails_cleanly
+
+
+def totals(report: dict) -> dict:
+    """The headline counts across parts."""
+    from flowstate_bench.fault_outage import EXPECTED_STATES
+
+    fast, full, crowd, spare = report["fuzz"], report["fuzz_full"], report["crowd"], report["spare"]
+    kills = spare["kills"]
+    outages = [o for o in (spare.get("outage"), spare.get("outage_at_commit")) if o]
+    others = [p for part in [crowd, *kills, *outages] for p in part["problems"]]
+    unlisted = crowd["problem_count"] - len(crowd["problems"])  # the crowd quotes 20 at most
+    outage_losses = sum(
+        len(set(EXPECTED_STATES) - set(o["committed_states"])) + (o["answer"] != "done")
+        for o in outages
+    )  # states, and final answers, that did not survive
+    return {
+        "cases_tried": fast["cases"] + full["cases"],
+        "faults_injected": len(kills) + len(outages),  # SIGKILLs, stops mid-request
+        "commits_acknowledged_before_kills": sum(k["acked"] for k in kills),
+        "commits_cut_by_kills": sum(k["cut"] for k in kills),
+        "cut_commits_that_landed_whole": sum(k["cut_landed"] for k in kills),
+        "states_checked": (
+            fast.get("states_committed", 0)
+            + full.get("states_committed", 0)
+            + crowd["states_checked"]
+            + sum(k["states_checked"] for k in kills)
+            + sum(len(o["committed_states"]) for o in outages)
+        ),
+        "losses_found": sum(k["lost"] + k["incomplete"] for k in kills)
+        + crowd["missing"]
+        + outage_losses,
+        "crossed_states": crowd["crossed"],
+        "duplicated_states": crowd["duplicated"],
+        "rejections_explained": fast.get("rejections_told", 0) + full.get("rejections_told", 0),
+        "failures": fast["failures"] + full["failures"] + len(others) + unlisted,
+        "problems": (others + fast["failure_examples"] + full["failure_examples"])[:40],
+    }
+
+
+@click.command()
+@click.option(
+    "--cases",
+    type=click.IntRange(1),
+    default=10_000,
+    show_default=True,
+    help="Fuzzed requests through the pure step logic.",
+)
+@click.option(
+    "--full-cases",
+    type=click.IntRange(0),
+    default=200,
+    show_default=True,
+    help="Fuzzed requests run whole by an agent on Neo4j.",
+)
+@click.option(
+    "--agents",
+    type=click.IntRange(1, 200),
+    default=50,
+    show_default=True,
+    help="Concurrent agents, one namespace and one thread each.",
+)
+@click.option(
+    "--requests",
+    type=click.IntRange(1),
+    default=20,
+    show_default=True,
+    help="Requests per concurrent agent.",
+)
+@click.option(
+    "--kills",
+    type=click.IntRange(0),
+    default=3,
+    show_default=True,
+    help="Rounds of SIGKILL during commits on a spare server.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Fuzzing seed.")
+@click.option(
+    "--spare/--no-spare",
+    default=True,
+    show_default=True,
+    help="Run the kill and outage parts (they start a spare Neo4j, ~1 minute).",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("bench-out"),
+    show_default=True,
+    help="Folder for faults.json.",
+)
+@fails_cleanly
+def faults(cases: int, full_cases: int, agents: int, requests: int, kills: int, seed: int,
+           spare: bool, out: Path) -> None:  # fmt: skip
+    """Inject faults and load: fuzzed model output, concurrent agents, Neo4j killed during
+    commits and stopped mid-request. Writes --out/faults.json; exits 1 when anything was
+    lost, crossed or left unexplained.
+
+    \b
+    Example:
+      flowstate bench faults --cases 10000 --agents 50 --requests 20 --kills 3 --out bench-out
+    """
+    from flowstate_bench import fault_runs
+    from flowstate.local.embedded import resolve_database
+    from flowstate.settings import LocalServerSettings, Neo4jSettings
+    from flowstate.store import Store
+
+    began = time.monotonic()
+    report: dict = {"options": {"cases": cases, "full_cases": full_cases, "agents": agents,
+                                "requests": requests, "kills": kills, "seed": seed}}  # fmt: skip
+    click.echo(f"Fuzzing {cases:,} requests through the step logic...")
+    report["fuzz"] = fault_runs.fuzz(cases, seed, say=click.echo)
+    settings = resolve_database(Neo4jSettings(), LocalServerSettings(), click.echo)
+    with Store.connect(settings) as store:
+        click.echo(f"Fuzzing {full_cases:,} whole requests on {settings.uri}...")
+        report["fuzz_full"] = fault_runs.fuzz(full_cases, seed, store, click.echo)
+        click.echo(f"{agents} concurrent agents x {requests} requests...")
+        report["crowd"] = fault_runs.crowd(store, agents, requests)
+    if spare:
+        click.echo(f"{kills} SIGKILL rounds and two outages on a spare Neo4j...")
+        report["spare"] = fault_runs.spare_faults(kills, click.echo)
+    else:
+        report["spare"] = {"kills": []}
+    report["totals"] = totals(report)
+    report["seconds"] = round(time.monotonic() - began, 1)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "faults.json"
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str))
+    for key, value in report["totals"].items():
+        if key != "problems":
+            click.echo(f"{key:>34}: {value:,}")
+    click.echo(f"Report: {path} ({report['seconds']:.0f}s)")
+    if report["totals"]["failures"] or report["totals"]["losses_found"]:
+        for problem in report["totals"]["problems"][:10]:
+            click.echo(f"PROBLEM: {problem}", err=True)
+        sys.exit(1)

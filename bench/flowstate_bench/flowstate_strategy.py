@@ -1,0 +1,202 @@
+"""FlowState on the token scenario: the real engine against Neo4j, with a scripted policy
+served through litellm, plus the same engine's prompts without Progressive State Access.
+
+The policy behaves like a careful model: at step 1 it accesses exactly the past states the
+request needs (opening a collapsed request first if it has to) and reads the ticket; once the
+states are revealed and the ticket is observed it records the ticket's facts, citing the
+observation, and answers from the values it can read in its own prompt.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from flowstate.api import FlowState
+from flowstate_bench.scenarios import Fact, Turn
+from flowstate_bench.strategies import Prompted
+from flowstate.engine.index import RenderedIndex
+from flowstate.engine.prompt import messages as build_messages
+from flowstate.engine.step import AgentConfig, StepLogic
+from flowstate.engine.tools import Tool
+from flowstate.llm.client import Completion
+from flowstate.llm.scripted import ScriptedModel, unregister
+from flowstate.models import StepOutput, Usage
+from flowstate.models.active import ActiveState
+from flowstate.models.views import RevealedState
+from flowstate.store import Store
+from flowstate.tokens import count_tokens
+
+_REQUEST = re.compile(r"# User request \(r(\d+)\)")
+_INDEX_TOKENS = re.compile(r"# Historical State Index \((\d+) tokens\)")
+NO_INDEX = "(not used: every past state is in the Active State)"
+
+
+def ticket_tool(turns: Sequence[Turn]) -> Tool:
+    by_ticket = {t.ticket: t.tool_output for t in turns}
+
+    def lookup_ticket(ticket: str) -> str:
+        """Read a project ticket: its description, decisions and comments."""
+        return by_ticket.get(ticket, f"no ticket {ticket}")
+
+    return Tool.from_function(lookup_ticket)
+
+
+def _section(prompt: str, title: str) -> str:
+    start = prompt.find(title)
+    return "" if start < 0 else prompt[start : prompt.find("\n## ", start + len(title)) % 10**9]
+
+
+def _step(turn: Turn, prompt: str) -> dict[str, Any]:
+    revealed = _section(prompt, "## Revealed past states")
+    missing = [f for f in turn.needs if f"- {f.state_id} [" not in revealed]
+    listed = [f.state_id for f in missing if f"  {f.state_id} [" in prompt]
+    hidden = {f"r{f.seq}" for f in missing if f"  {f.state_id} [" not in prompt}
+    observed = f"r{turn.seq}.o1" in prompt
+    action = None
+    if not observed:
+        action = {"type": "tool", "name": "lookup_ticket", "arguments": {"ticket": turn.ticket}}
+    access = listed + sorted(hidden)
+    if observed and not missing:
+        return _final(turn, prompt)
+    return {"access": access, "action": action}
+
+
+def _final(turn: Turn, prompt: str) -> dict[str, Any]:
+    found = [_read(f, prompt) for f in turn.needs]
+    delta = [
+        {
+            "op": "add",
+            "key": f.key,
+            "category": "environment",
+            "summary": f"{f.attribute} for {f.service} (settled in {turn.ticket})",
+            "content": f"{f.sentence} Source: ticket {turn.ticket}.",
+            "evidence": [f"r{turn.seq}.o1"],
+            "relations": [{"type": "DEPENDS_ON", "target": n.state_id} for n in turn.needs[:1]],
+        }
+        for f in turn.facts
+    ]
+    answer = f"Recorded {turn.ticket}. " + " ".join(found)
+    summary = f"Ticket {turn.ticket}: " + "; ".join(
+        f"{f.attribute} {f.service}" for f in turn.facts
+    )
+    return {"delta": delta, "action": {"type": "final", "answer": answer, "summary": summary}}
+
+
+def _read(fact: Fact, prompt: str) -> str:
+    """The value as the prompt states it: the policy may only know what it was shown."""
+    match = re.search(rf"The {re.escape(fact.attribute)} for {fact.service} is (\S+?)\.", prompt)
+    value = match.group(1) if match else "unknown"
+    return f"The {fact.attribute} for {fact.service} is {value}."
+
+
+def _write_only(replies: list[str]) -> int:
+    """Steps whose output only records states: no access, no action."""
+    outs = [StepOutput.model_validate_json(r) for r in replies if r]
+    return sum(1 for o in outs if o.delta and not o.access and o.action is None)
+
+
+def _policy(turns: Sequence[Turn]):
+    by_seq = {t.seq: t for t in turns}
+
+    def policy(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        prompt = messages[-1]["content"]
+        seq = int(_REQUEST.search(prompt).group(1))  # type: ignore[union-attr]
+        return _step(by_seq[seq], prompt)
+
+    return policy
+
+
+@dataclass
+class FlowStateRun:
+    psa: list[Prompted]
+    no_psa: list[Prompted]
+    index_tokens: list[int]  # the largest index a prompt showed, per request
+    index_budget: int
+    calls: list[int]  # model calls per request
+    seconds: float
+
+
+def run(store: Store, turns: Sequence[Turn], config: AgentConfig | None = None) -> FlowStateRun:
+    """Run every turn through the real engine in a fresh namespace, then forget it."""
+    config = config or AgentConfig()
+
+    name = f"bench_tokens_{uuid.uuid4().hex[:8]}"
+    fs = FlowState(store, name)
+    model = ScriptedModel.policy(name, _policy(turns))
+    tool = ticket_tool(turns)
+    started = time.perf_counter()
+    try:
+        agent = fs.agent(model.client(structured=True), tools=[tool], config=config)
+        psa, index_tokens, calls = [], [], []
+        for turn in turns:
+            result = agent.run(turn.text)
+            if result.error or result.rejections:
+                raise RuntimeError(f"{turn.ticket}: {result.error or 'rules rejected the policy'}")
+            replies = [c.reply or "" for c in model.calls[-len(result.calls) :]]
+            psa.append(Prompted(result.prompts, memory_write_calls=_write_only(replies)))
+            index_tokens.append(
+                max(int(_INDEX_TOKENS.search(p[-1]["content"]).group(1)) for p in result.prompts)
+            )
+            calls.append(len(result.calls))
+        seconds = time.perf_counter() - started
+        no_psa = without_psa(fs, turns, tool, config)
+    finally:
+        unregister(name)
+        fs.repository.forget_namespace()
+    return FlowStateRun(psa, no_psa, index_tokens, config.index_budget_tokens, calls, seconds)
+
+
+def without_psa(
+    fs: FlowState, turns: Sequence[Turn], tool: Tool, config: AgentConfig
+) -> list[Prompted]:
+    """The engine's own prompts for the same two steps, with every past state revealed up
+    front (what an Active State without Progressive State Access would carry)."""
+    every = fs.reveal([f.state_id for t in turns for f in t.facts])
+    logic = StepLogic([tool], config)
+    text = NO_INDEX
+    empty = RenderedIndex(
+        text, count_tokens(text), config.index_budget_tokens, frozenset(), frozenset()
+    )
+    out = []
+    for turn in turns:
+        active = ActiveState(
+            namespace=fs.namespace, request_id=f"r{turn.seq}", seq=turn.seq, text=turn.text
+        )
+        active.revealed = {
+            r.state.id: _before(r, turn.seq) for r in every if _seq(r.state.id) < turn.seq
+        }
+        first = _messages(active, empty, logic, config)
+        call = {
+            "action": {
+                "type": "tool",
+                "name": "lookup_ticket",
+                "arguments": {"ticket": turn.ticket},
+            }
+        }
+        step = Completion("", StepOutput.model_validate(call), Usage(calls=1))
+        logic.absorb(active, step, logic.visibility(active, empty))
+        logic.run_pending(active)
+        out.append(Prompted([first, _messages(active, empty, logic, config)]))
+    return out
+
+
+def _messages(active: ActiveState, index: RenderedIndex, logic: StepLogic, config: AgentConfig):
+    return build_messages(
+        active, index, logic.tools.values(), config.limits, config.max_steps,
+        config.recent_observations,
+    )  # fmt: skip
+
+
+def _seq(any_id: str) -> int:
+    return int(any_id.split(".", 1)[0][1:])
+
+
+def _before(rev: RevealedState, seq: int) -> RevealedState:
+    """The state as it looked at request `seq`: relations to later states did not exist yet."""
+    kept = [r for r in rev.relations if _seq(r.other) < seq]
+    return rev.model_copy(update={"relations": kept})

@@ -1,0 +1,86 @@
+"""PNG plots of a report (matplotlib, Agg backend: no display needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from flowstate_bench.report import ENGINE_ROWS, STRATEGY_NAMES
+
+_LATENCY = ("step_ms", "commit_ms", "reveal_ms", "index_render_ms", "index_update_ms")
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # before pyplot is imported: never look for a display
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def engine_latency(engine: dict[str, Any], path: Path) -> None:
+    plt = _pyplot()
+    labels = dict(ENGINE_ROWS)
+    sizes = sorted(engine.values(), key=lambda s: s["states"])
+    xs = [s["states"] for s in sizes]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for ax, stat in zip(axes, ("p50", "p99"), strict=True):
+        for key in _LATENCY:
+            ax.plot(xs, [s[key][stat] for s in sizes], marker="o", label=labels[key])
+        ax.set(xscale="log", yscale="log", xlabel="states in the namespace", title=stat)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("ms")
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def token_series(tokens: dict[str, Any], path: Path) -> None:
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for name, series in tokens["series"].items():
+        ax.plot(range(1, len(series) + 1), series, label=STRATEGY_NAMES.get(name, name))
+    ax.set(xlabel="request", ylabel="prompt tokens of the request", yscale="log")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def token_ratio_recall(tokens: dict[str, Any], path: Path) -> None:
+    plt = _pyplot()
+    depths = list(tokens["by_depth"])
+    names = list(tokens["by_depth"][depths[0]])
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    width = 0.8 / len(names)
+    for i, name in enumerate(names):
+        xs = [d + (i - len(names) / 2) * width for d in range(len(depths))]
+        figs = [tokens["by_depth"][d][name] for d in depths]
+        label = STRATEGY_NAMES.get(name, name)
+        left.bar(xs, [f["ratio_to_full_context"] for f in figs], width, label=label)
+        right.bar(xs, [f["recall"] for f in figs], width, label=label)
+    for ax, title in ((left, "prompt tokens vs full context"), (right, "recall")):
+        ax.set_xticks(range(len(depths)), [f"depth {d}" for d in depths])
+        ax.set_title(title)
+        ax.grid(True, axis="y", alpha=0.3)
+    left.axhline(0.25, color="black", linewidth=0.8, linestyle="--")
+    right.legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_all(report: dict[str, Any], out: Path) -> list[str]:
+    """Every plot the report has data for; returns the file names written."""
+    written = []
+    if len(report.get("engine", {})) >= 1:
+        engine_latency(report["engine"], out / "engine_latency.png")
+        written.append("engine_latency.png")
+    if report.get("tokens"):
+        token_series(report["tokens"], out / "tokens_per_request.png")
+        token_ratio_recall(report["tokens"], out / "tokens_ratio_recall.png")
+        written += ["tokens_per_request.png", "tokens_ratio_recall.png"]
+    return written

@@ -1,0 +1,37 @@
+"""tau-bench (the tau2 "tau3" airline and retail domains) with FlowState and its baselines.
+
+The environments are written here from the data and the domains' policy documents; only the
+data files come from the benchmark (see `data.py` for where they are looked for).
+
+>>> from flowstate_bench.tau import RunConfig, TauData, TauRunner          # doctest: +SKIP
+>>> data = TauData.locate()                  # ../shared/data, or TauData(path)   # doctest: +SKIP
+>>> config = RunConfig(domain="retail", strategies=["full", "bm25"], limit=5)  # doctest: +SKIP
+>>> convs = TauRunner(config, data).run()    # the scripted oracle, offline        # doctest: +SKIP
+>>> [c.score.reward for c in convs]                                             # doctest: +SKIP
+"""
+
+from flowstate_bench.tau.data import DOMAINS, Action, Snapshot, Task, TauData, db_hash
+from flowstate_bench.tau.env import Environment, ToolCallRecord, make_env
+from flowstate_bench.tau.runner import Conversation, RunConfig, TauRunner
+from flowstate_bench.tau.scoring import Scorer, TaskScore, pass_hat_k, score_task
+from flowstate_bench.tau.strategies import STRATEGIES
+
+__all__ = [
+    "DOMAINS",
+    "STRATEGIES",
+    "Action",
+    "Conversation",
+    "Environment",
+    "RunConfig",
+    "Scorer",
+    "Snapshot",
+    "Task",
+    "TaskScore",
+    "TauData",
+    "TauRunner",
+    "ToolCallRecord",
+    "db_hash",
+    "make_env",
+    "pass_hat_k",
+    "score_task",
+]

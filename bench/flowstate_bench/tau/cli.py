@@ -1,0 +1,183 @@
+"""`flowstate bench tau`: tau-bench airline/retail with FlowState and its baselines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from flowstate.api import FlowState
+from flowstate_bench.tau.data import TauData
+from flowstate_bench.tau.report import build_report, results_table, write_report
+from flowstate_bench.tau.runner import Conversation, RunConfig, TauRunner
+from flowstate_bench.tau.strategies import STRATEGIES
+from flowstate.cli.common import fails_cleanly
+from flowstate.errors import UsageError
+
+
+def _strategies(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    unknown = [n for n in names if n not in STRATEGIES]
+    if unknown or not names:
+        raise click.BadParameter(f"choose from {','.join(STRATEGIES)}; got {value!r}")
+    return names
+
+
+@click.command()
+@click.option("--domain", type=click.Choice(["airline", "retail", "mock"]), required=True)
+@click.option(
+    "--agent",
+    type=click.Choice(["oracle", "forgetful", "llm"]),
+    default="oracle",
+    show_default=True,
+    help="Scripted oracle/forgetful agents run offline; llm uses --model.",
+)
+@click.option("--model", help="litellm model string for --agent llm (and the llm user).")
+@click.option(
+    "--strategy",
+    "strategies",
+    default=",".join(STRATEGIES),
+    show_default=True,
+    callback=_strategies,
+    help="Comma-separated strategies to run side by side.",
+)
+@click.option(
+    "--trials", type=click.IntRange(1), default=1, show_default=True, help="Runs per task (pass^k)."
+)
+@click.option("--tasks", "limit", type=click.IntRange(1), help="Only the first N tasks.")
+@click.option("--task-id", "task_ids", multiple=True, help="Only these task ids (repeatable).")
+@click.option("--split", help="Only the tasks of a split of split_tasks.json (train, test).")
+@click.option(
+    "--data",
+    type=click.Path(path_type=Path, file_okay=False),
+    envvar="FLOWSTATE_TAU_DATA",
+    help="The data folder (holds tau2/ and tau-v1/); default ../shared/data next to the repo.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("bench-out/tau"),
+    show_default=True,
+)
+@click.option(
+    "--user",
+    type=click.Choice(["scripted", "llm"]),
+    help="Who plays the customer; default scripted, or llm with --agent llm.",
+)
+@click.option("--user-model", help="litellm model for the llm user; default --model.")
+@click.option("--persist", is_flag=True, help="One FlowState memory across a domain's tasks.")
+@click.option("--keep-memory", is_flag=True, help="Keep the FlowState namespaces afterwards.")
+@click.option(
+    "--max-turns", type=click.IntRange(1), default=30, show_default=True, help="User turns."
+)
+@click.option(
+    "--max-steps", type=click.IntRange(1), default=30, show_default=True, help="Steps per turn."
+)
+@click.option(
+    "--bm25-k", type=click.IntRange(1), default=5, show_default=True, help="Messages retrieved."
+)
+@click.option("--temperature", type=float, help="Sampling temperature for the llm agent and user.")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON report instead.")
+@fails_cleanly
+def tau(
+    domain: str,
+    agent: str,
+    model: str | None,
+    strategies: list[str],
+    trials: int,
+    limit: int | None,
+    task_ids: tuple[str, ...],
+    split: str | None,
+    data: Path | None,
+    out: Path,
+    user: str | None,
+    user_model: str | None,
+    persist: bool,
+    keep_memory: bool,
+    max_turns: int,
+    max_steps: int,
+    bm25_k: int,
+    temperature: float | None,
+    as_json: bool,
+) -> None:
+    """Run tau-bench tasks with FlowState and the baselines, and score them.
+
+    \b
+    Examples:
+      flowstate bench tau --domain airline --agent oracle --tasks 5
+      flowstate bench tau --domain retail --split test --agent llm --model gpt-4o-mini --trials 4
+    """
+    tau_data = TauData.locate(data)
+    ids = list(task_ids) or None
+    if split is not None:
+        in_split = tau_data.split(domain, split)
+        ids = [i for i in ids if i in in_split] if ids else in_split
+    config = RunConfig(
+        domain=domain,
+        strategies=strategies,
+        trials=trials,
+        agent=agent,  # type: ignore[arg-type]
+        model=model,
+        user=user,  # type: ignore[arg-type]
+        user_model=user_model,
+        task_ids=ids,
+        limit=limit,
+        persist=persist,
+        max_turns=max_turns,
+        max_steps=max_steps,
+        bm25_k=bm25_k,
+        keep_memory=keep_memory,
+        model_kwargs={} if temperature is None else {"temperature": temperature},
+    )
+    console = Console(stderr=True)
+    fs = _connect(console) if "flowstate" in strategies else None
+    try:
+        runner = TauRunner(config, tau_data, fs.store if fs else None)
+        convs = _run_with_progress(runner, console)
+    finally:
+        if fs is not None:
+            fs.close()
+    report = build_report(config, convs)
+    path = write_report(report, out)
+    if as_json:
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False, default=str))
+        return
+    Console().print(results_table(report))
+    console.print(f"Report: {path}")
+
+
+def _connect(console: Console) -> FlowState:
+    from flowstate.local.embedded import resolve_database
+    from flowstate.settings import LocalServerSettings, Neo4jSettings
+
+    settings = resolve_database(Neo4jSettings(), LocalServerSettings(), console.print)
+    return FlowState.connect(settings=settings, namespace="tau")
+
+
+def _run_with_progress(runner: TauRunner, console: Console) -> list[Conversation]:
+    c = runner.config
+    total = len(c.strategies) * c.trials * len(runner.tasks())
+    if total == 0:
+        raise UsageError("no tasks match --tasks/--task-id")
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        job = bar.add_task(f"tau {c.domain}", total=total)
+
+        def advance(conv: Conversation) -> None:
+            mark = "ok" if conv.score.success else "x"
+            bar.update(
+                job,
+                advance=1,
+                description=f"tau {c.domain} {conv.strategy} task {conv.task_id}: {mark}",
+            )
+
+        runner.progress = advance
+        return runner.run()

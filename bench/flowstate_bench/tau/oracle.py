@@ -1,0 +1,199 @@
+"""Scripted agents for offline runs: an ORACLE and a FORGETFUL one, served through litellm
+(`ScriptedModel.policy`) so they drive the real FlowState engine or a baseline loop.
+
+Both know the task's reference actions (that is what makes them scripted). What they may NOT
+know is carried state: a change confirmed in a later turn was planned in turn 0, and its
+arguments must be read back from the prompt, i.e. from the strategy's memory. The oracle
+writes its plan where the strategy keeps things (a FlowState state, or its message to the
+user) and reads it back: under FlowState it finds the plan state in the index and accesses it.
+The forgetful agent never looks, so it calls the tool without the arguments it forgot.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+
+from flowstate_bench.tau.data import Action
+from flowstate_bench.tau.env import TRANSFER_MESSAGE
+from flowstate_bench.tau.plan import Plan
+from flowstate_bench.tau.strategies import SUMMARY_SYSTEM
+from flowstate.llm.client import LiteLLMClient
+from flowstate.llm.scripted import ScriptedModel, unregister
+from flowstate.models import ids
+
+Message = dict[str, Any]
+Style = Literal["flowstate", "loop"]
+LOST = "I'm sorry, I no longer have the details of what we agreed. Could you repeat them?"
+MAX_ACCESS = 8
+
+
+def plan_line(k: int, calls: list[Action]) -> str:
+    payload = [{"name": a.name, "arguments": a.arguments} for a in calls]
+    return f"PLAN {k}: {json.dumps(payload, ensure_ascii=False, sort_keys=True)}"
+
+
+def recall(text: str, k: int) -> list[dict[str, Any]] | None:
+    """The calls planned for turn k, if a PLAN line for it is anywhere in `text`."""
+    found = re.findall(rf"^.*?PLAN {k}: (\[.*\])\s*$", text, flags=re.MULTILINE)
+    return json.loads(found[-1]) if found else None
+
+
+class ScriptedAgent:
+    """One task's scripted agent; the runner calls `begin_turn` before each user turn."""
+
+    def __init__(self, name: str, plan: Plan, style: Style, forgetful: bool = False) -> None:
+        self.plan, self.style, self.forgetful = plan, style, forgetful
+        self.model = ScriptedModel.policy(name, self._reply)
+        self.turn = 0
+        self._reset()
+
+    def client(self) -> LiteLLMClient:
+        return self.model.client()
+
+    def close(self) -> None:
+        unregister(self.model.name)
+
+    def begin_turn(self, turn: int) -> None:
+        self.turn = turn
+        self._reset()
+
+    def _reset(self) -> None:
+        self.done = 0  # calls made in this turn
+        self.gave_up = False
+        self.accessed: set[str] = set()
+
+    # -- the policy -------------------------------------------------------------------------
+
+    def _reply(self, messages: list[Message]) -> dict[str, Any]:
+        text = "\n".join(str(m.get("content", "")) for m in messages)
+        if messages and SUMMARY_SYSTEM in str(messages[0].get("content", "")):
+            return {"summary": _keep_plans(text)}
+        calls = self._calls(text)
+        if calls is None and not self.forgetful and self.style == "flowstate":
+            wanted = self._to_access(text)
+            if wanted:
+                self.accessed.update(wanted)
+                return {"access": wanted, "action": None}
+        if calls is None:
+            return self._lost(text)
+        if self.done < len(calls):
+            call = calls[self.done]
+            self.done += 1
+            return self._step(
+                {"type": "tool", "name": call["name"], "arguments": call["arguments"]}
+            )
+        return self._final(text, calls)
+
+    def _calls(self, text: str) -> list[dict[str, Any]] | None:
+        if self.turn == 0:
+            return [{"name": a.name, "arguments": a.arguments} for a in self.plan.segments[0]]
+        if self.forgetful:
+            return None
+        return recall(text, self.turn)
+
+    def _to_access(self, text: str) -> list[str]:
+        """FlowState: the plan state's id from the index, else collapsed requests to open."""
+        tid = re.escape(self.plan.task.id)
+        ids = re.findall(
+            rf"(r\d+\.plan_{self.turn}) \[decision\] Step {self.turn} of task {tid}:", text
+        )
+        if ids:
+            return [ids[-1]] if ids[-1] not in self.accessed else []
+        collapsed = re.findall(r"^(r\d+): .*collapsed: access r\d+\]$", text, re.MULTILINE)
+        # The oldest requests may be folded into one range line: "r1-r40: 40 older requests".
+        for first, last in re.findall(r"^r(\d+)-r(\d+): .*folded", text, re.MULTILINE):
+            collapsed = [f"r{n}" for n in range(int(first), int(last) + 1)] + collapsed
+        fresh = [r for r in reversed(collapsed) if r not in self.accessed]
+        return fresh[:MAX_ACCESS]
+
+    def _lost(self, text: str) -> dict[str, Any]:
+        """Without the plan: try the step's first tool with what is at hand (nothing), then
+        apologise."""
+        segment = self.plan.segments[self.turn]
+        if segment and not self.gave_up:
+            self.gave_up = True
+            return self._step({"type": "tool", "name": segment[0].name, "arguments": {}})
+        return self._finish(text, LOST, [])
+
+    def _final(self, text: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
+        lines = []
+        if any(c["name"] == "transfer_to_human_agents" for c in calls):
+            lines.append(TRANSFER_MESSAGE)
+        if self.turn == 0 and self.plan.last > 0:
+            lines.append("Here is what I will do, one change at a time, once you confirm:")
+            lines += [plan_line(k, self.plan.segments[k]) for k in range(1, self.plan.last + 1)]
+            lines.append("Shall I proceed with the first change (yes)?")
+        elif self.turn < self.plan.last:
+            lines.append(f"Done with change {self.turn}. Shall I proceed with the next one?")
+        else:
+            lines.append("All done.")
+        if self.turn == self.plan.last and self.plan.task.communicate_info:
+            lines.append("For your information: " + "; ".join(self.plan.task.communicate_info))
+        return self._finish(text, "\n".join(lines), calls)
+
+    # -- output formats ---------------------------------------------------------------------
+
+    def _step(self, action: dict[str, Any]) -> dict[str, Any]:
+        return {"action": action} if self.style == "flowstate" else action
+
+    def _finish(self, text: str, answer: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
+        if self.style == "loop":
+            return {"type": "final", "answer": answer}
+        summary = f"Task {self.plan.task.id}, turn {self.turn}"
+        delta = self._delta(text, calls) if calls or self.turn == 0 else []
+        return {"delta": delta, "action": {"type": "final", "answer": answer, "summary": summary}}
+
+    def _delta(self, text: str, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """What the oracle records in FlowState: who the user is and the plan (turn 0), what
+        each later turn did, with the observations as evidence."""
+        tid, k = self.plan.task.id, self.turn
+        observations = _own_observations(text)
+        names = ", ".join(c["name"] for c in calls) or "nothing"
+        ops: list[dict[str, Any]] = []
+        if k == 0:
+            opening = self.plan.turns[0]
+            ops.append(_add("customer", "constraint", f"Task {tid} user: " + opening, opening))
+            for j in range(1, self.plan.last + 1):
+                planned = self.plan.segments[j]
+                head = f"Step {j} of task {tid}: " + ", ".join(a.name for a in planned)
+                ops.append(_add(f"plan_{j}", "decision", head, plan_line(j, planned)))
+        if observations:
+            done = f"Task {tid} turn {k} ran: {names}"
+            detail = "\n".join(json.dumps(c, ensure_ascii=False, sort_keys=True) for c in calls)
+            plans = sorted(a for a in self.accessed if ids.is_state_id(a))
+            relations = [{"type": "DERIVED_FROM", "target": a} for a in plans]
+            ops.append(
+                _add(
+                    f"ran_{k}", "artifact", done, detail, evidence=observations, relations=relations
+                )
+            )
+        return ops
+
+
+def _add(key: str, category: str, summary: str, content: str, **extra: Any) -> dict[str, Any]:
+    one_line = " ".join(summary.split())
+    return {
+        "op": "add",
+        "key": key,
+        "category": category,
+        "summary": one_line[:190],
+        "content": content or summary,
+        **{k: v for k, v in extra.items() if v},
+    }
+
+
+def _own_observations(text: str) -> list[str]:
+    """This request's observation ids, from the engine's "Actions so far" section."""
+    current = re.search(r"# User request \((r\d+)\)", text)
+    if current is None:
+        return []
+    rid = re.escape(current.group(1))
+    return list(dict.fromkeys(re.findall(rf"^\s+- ({rid}\.o\d+) ", text, re.MULTILINE)))
+
+
+def _keep_plans(text: str) -> str:
+    """The scripted summariser keeps every PLAN line it is shown, and nothing else."""
+    plans = re.findall(r"PLAN \d+: \[.*\]\s*$", text, flags=re.MULTILINE)
+    return "\n".join(dict.fromkeys(p.strip() for p in plans)) or "(nothing pending)"

@@ -1,0 +1,225 @@
+"""Runs tasks: for each strategy, trial and task, one conversation between a user and an
+agent over a fresh environment, then its score.
+
+FlowState gets its own namespace per conversation (or, with `persist`, one per domain and
+trial, so what it learnt in one task is in the index of the next). Namespaces are forgotten
+at the end unless `keep_memory` is set.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowstate.api import FlowState
+from flowstate_bench.tau.data import Task, TauData
+from flowstate_bench.tau.env import Environment, ToolCallRecord, make_env
+from flowstate_bench.tau.oracle import ScriptedAgent
+from flowstate_bench.tau.plan import Plan, derive_plan
+from flowstate_bench.tau.scoring import Scorer, TaskScore
+from flowstate_bench.tau.strategies import (
+    STRATEGIES,
+    BM25Retrieval,
+    FlowStateStrategy,
+    FullContext,
+    RollingSummary,
+    Strategy,
+)
+from flowstate_bench.tau.users import GREETING, LLMUser, ScriptedUser, User
+from flowstate.engine.agent import AgentConfig
+from flowstate.errors import UsageError
+from flowstate.llm.client import LiteLLMClient, ModelClient
+from flowstate.models.records import Usage
+from flowstate.store import Repository, Store
+
+AgentKind = Literal["oracle", "forgetful", "llm"]
+
+
+class RunConfig(BaseModel):
+    """One benchmark run; every field has a default except the domain."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    domain: str
+    strategies: list[str] = list(STRATEGIES)
+    trials: int = Field(1, ge=1)
+    agent: AgentKind = "oracle"
+    model: str | None = None  # litellm model for --agent llm
+    user: Literal["scripted", "llm"] | None = None  # default: scripted unless the agent is llm
+    user_model: str | None = None  # default: the agent's model
+    task_ids: list[str] | None = None
+    limit: int | None = Field(None, ge=1)  # the first N tasks
+    persist: bool = False
+    max_turns: int = Field(30, ge=1)
+    max_steps: int = Field(30, ge=1)
+    bm25_k: int = Field(5, ge=1)
+    index_budget_tokens: int = Field(2_000, ge=50)
+    keep_memory: bool = False
+    model_kwargs: dict[str, Any] = {}
+
+    @property
+    def user_kind(self) -> str:
+        return self.user or ("llm" if self.agent == "llm" else "scripted")
+
+
+@dataclass(frozen=True)
+class Conversation:
+    task_id: str
+    strategy: str
+    trial: int
+    score: TaskScore
+    db_scored: bool  # DB is in the task's reward basis
+    turns: int
+    usage: Usage  # the agent's model calls (summaries included), not the user's
+    extra_calls: int
+    user_usage: Usage
+    ended: str
+    answers: list[str] = field(default_factory=list, repr=False)
+    calls: list[ToolCallRecord] = field(default_factory=list, repr=False)
+
+
+def converse(
+    strategy: Strategy,
+    user: User,
+    on_turn: Callable[[int], None] | None = None,
+    max_turns: int = 30,
+) -> tuple[list[str], Usage, int, str]:
+    """User and agent take turns; every user turn is one request to the agent."""
+    answers: list[str] = []
+    usage, extra, message = Usage(), 0, GREETING
+    for turn in range(max_turns):
+        text = user.next(message)
+        if text is None:
+            return answers, usage, extra, user.ended or "stop"
+        if on_turn is not None:
+            on_turn(turn)
+        result = strategy.respond(text)
+        usage, extra = usage + result.usage, extra + result.extra_calls
+        message = result.answer
+        answers.append(message)
+    return answers, usage, extra, "max_turns"
+
+
+class TauRunner:
+    def __init__(
+        self,
+        config: RunConfig,
+        data: TauData,
+        store: Store | None = None,
+        progress: Callable[[Conversation], None] | None = None,
+    ) -> None:
+        unknown = set(config.strategies) - set(STRATEGIES)
+        if unknown:
+            raise UsageError(f"unknown strategies {sorted(unknown)}; from {', '.join(STRATEGIES)}")
+        if "flowstate" in config.strategies and store is None:
+            raise UsageError("the flowstate strategy needs a Neo4j store")
+        if config.agent == "llm" and not config.model:
+            raise UsageError("--agent llm needs --model")
+        if config.user_kind == "llm" and not (config.user_model or config.model):
+            raise UsageError("the llm user needs --user-model (or --model)")
+        self.config, self.data, self.store, self.progress = config, data, store, progress
+        self.scorer = Scorer(data)
+        self.run_id = uuid.uuid4().hex[:8]
+        self.namespaces: set[str] = set()
+        self.policy = data.policy(config.domain)
+
+    def tasks(self) -> list[Task]:
+        tasks = self.data.tasks(self.config.domain)
+        if self.config.task_ids is not None:
+            wanted = set(self.config.task_ids)
+            tasks = [t for t in tasks if t.id in wanted]
+        return tasks[: self.config.limit] if self.config.limit else tasks
+
+    def run(self) -> list[Conversation]:
+        done = []
+        try:
+            for strategy in self.config.strategies:
+                for trial in range(self.config.trials):
+                    for task in self.tasks():
+                        conv = self.conversation(task, strategy, trial)
+                        done.append(conv)
+                        if self.progress is not None:
+                            self.progress(conv)
+        finally:
+            self.cleanup()
+        return done
+
+    def conversation(self, task: Task, strategy: str, trial: int) -> Conversation:
+        env = make_env(task.domain, self.data, task)
+        plan = derive_plan(task, env.WRITE_TOOLS)
+        scripted, client = self._agent(task, plan, strategy, trial)
+        try:
+            agent = self._strategy(strategy, client, env, task, trial)
+            user = self._user(task, plan)
+            on_turn = scripted.begin_turn if scripted is not None else None
+            answers, usage, extra, ended = converse(agent, user, on_turn, self.config.max_turns)
+        finally:
+            if scripted is not None:
+                scripted.close()
+        return Conversation(
+            task_id=task.id,
+            strategy=strategy,
+            trial=trial,
+            score=self.scorer.score(task, env, answers),
+            db_scored="DB" in task.reward_basis,
+            turns=len(answers),
+            usage=usage,
+            extra_calls=extra,
+            user_usage=user.usage,
+            ended=ended,
+            answers=answers,
+            calls=list(env.calls),
+        )
+
+    def _agent(
+        self, task: Task, plan: Plan, strategy: str, trial: int
+    ) -> tuple[ScriptedAgent | None, ModelClient]:
+        if self.config.agent == "llm":
+            assert self.config.model is not None
+            return None, LiteLLMClient(self.config.model, **self.config.model_kwargs)
+        name = f"tau-{self.config.agent}-{self.run_id}-{strategy}-{trial}-{task.id}"
+        style = "flowstate" if strategy == "flowstate" else "loop"
+        scripted = ScriptedAgent(name, plan, style, forgetful=self.config.agent == "forgetful")
+        return scripted, scripted.client()
+
+    def _strategy(
+        self, name: str, client: ModelClient, env: Environment, task: Task, trial: int
+    ) -> Strategy:
+        c, tools, policy = self.config, env.tools(), self.policy
+        if name == "flowstate":
+            assert self.store is not None
+            fs = FlowState(self.store, self._namespace(task, trial))
+            config = AgentConfig(max_steps=c.max_steps, index_budget_tokens=c.index_budget_tokens)
+            return FlowStateStrategy(fs, client, tools, policy, config)
+        if name == "full":
+            return FullContext(client, tools, policy, max_steps=c.max_steps)
+        if name == "bm25":
+            return BM25Retrieval(client, tools, policy, max_steps=c.max_steps, top_k=c.bm25_k)
+        return RollingSummary(client, tools, policy, max_steps=c.max_steps)
+
+    def _user(self, task: Task, plan: Plan) -> User:
+        if self.config.user_kind == "scripted":
+            return ScriptedUser(plan.turns)
+        model = self.config.user_model or self.config.model
+        assert model is not None
+        client = LiteLLMClient(model, **self.config.model_kwargs)
+        return LLMUser(client, task.scenario, self.data.guidelines)
+
+    def _namespace(self, task: Task, trial: int) -> str:
+        parts = ["tau", self.config.domain, self.run_id, f"t{trial}"]
+        if not self.config.persist:
+            parts.append(re.sub(r"[^A-Za-z0-9_.-]", "_", task.id))
+        namespace = "-".join(parts)[:128]
+        self.namespaces.add(namespace)
+        return namespace
+
+    def cleanup(self) -> None:
+        if self.store is None or self.config.keep_memory:
+            return
+        for namespace in sorted(self.namespaces):
+            Repository(self.store, namespace).forget_namespace()

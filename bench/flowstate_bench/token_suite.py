@@ -1,0 +1,93 @@
+"""Token economy: the same seeded requests through FlowState and the baselines.
+
+One scenario of the deepest depth is generated; the session of depth D is its first D
+requests, so every depth and every strategy sees exactly the same turns. Figures per depth:
+mean prompt tokens per request (every call of the request, memory upkeep included), the last
+request's prompt tokens, recall (share of the needed fact values present in the prompt that
+answers), model calls beyond the two the task itself needs (read the ticket, answer), and
+of those the calls made only to write memory (a summariser's; a FlowState step that carries
+nothing but a delta).
+Everything is deterministic, so one run is the measurement.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from flowstate_bench import flowstate_strategy
+from flowstate_bench.scenarios import Turn, scenario
+from flowstate_bench.strategies import BASELINES, BM25_K, SUMMARY_BUDGET_TOKENS, Prompted
+from flowstate.store import Store
+
+DEPTHS = (10, 25, 50, 100)
+TASK_CALLS = 2  # read the ticket, then answer
+STRATEGIES = ("flowstate", "full_context", "bm25", "rolling_summary", "flowstate_no_psa")
+
+Say = Callable[[str], None]
+
+
+def recall(turn: Turn, prompted: Prompted) -> float | None:
+    """Share of the needed facts whose value appears in the answering prompt."""
+    if not turn.needs:
+        return None
+    text = "\n".join(m["content"] for m in prompted.prompts[-1])
+    return sum(f.value in text for f in turn.needs) / len(turn.needs)
+
+
+def depth_figures(turns: Sequence[Turn], runs: Sequence[Prompted]) -> dict[str, Any]:
+    tokens = [p.prompt_tokens for p in runs]
+    recalls = [r for r in (recall(t, p) for t, p in zip(turns, runs, strict=True)) if r is not None]
+    calls = [len(p.prompts) + len(p.extra_prompts) for p in runs]
+    return {
+        "prompt_tokens": round(statistics.fmean(tokens), 1),
+        "last_request_prompt_tokens": tokens[-1],
+        "total_prompt_tokens": sum(tokens),
+        "extra_prompt_tokens": round(statistics.fmean(p.extra_prompt_tokens for p in runs), 1),
+        "recall": round(statistics.fmean(recalls), 4) if recalls else 1.0,
+        "llm_calls": round(statistics.fmean(calls), 3),
+        "extra_llm_calls": round(statistics.fmean(c - TASK_CALLS for c in calls), 3),
+        "memory_write_calls": round(statistics.fmean(p.memory_write_calls for p in runs), 3),
+    }
+
+
+def run_suite(
+    store: Store, depths: Sequence[int] = DEPTHS, seed: int = 0, say: Say = print
+) -> dict[str, Any]:
+    deepest = max(depths)
+    turns = scenario(deepest, seed)
+    say(f"token suite: {deepest} requests through the engine (scripted model via litellm)")
+    fs = flowstate_strategy.run(store, turns)
+    per_strategy: dict[str, list[Prompted]] = {"flowstate": fs.psa, "flowstate_no_psa": fs.no_psa}
+    for name, build in BASELINES.items():
+        per_strategy[name] = build(turns)
+    by_depth: dict[str, Any] = {}
+    for depth in sorted(depths):
+        figures = {
+            name: depth_figures(turns[:depth], per_strategy[name][:depth]) for name in STRATEGIES
+        }
+        full = figures["full_context"]
+        for f in figures.values():
+            f["ratio_to_full_context"] = round(f["prompt_tokens"] / full["prompt_tokens"], 4)
+            f["last_request_ratio"] = round(
+                f["last_request_prompt_tokens"] / full["last_request_prompt_tokens"], 4
+            )
+        figures["flowstate"]["index_tokens_max"] = max(fs.index_tokens[:depth])
+        figures["flowstate"]["index_budget"] = fs.index_budget
+        by_depth[str(depth)] = figures
+    return {
+        "by_depth": by_depth,
+        "series": {name: [p.prompt_tokens for p in runs] for name, runs in per_strategy.items()},
+        "index_tokens": fs.index_tokens,
+        "settings": {
+            "seed": seed,
+            "requests": deepest,
+            "bm25_k": BM25_K,
+            "summary_budget_tokens": SUMMARY_BUDGET_TOKENS,
+            "index_budget_tokens": fs.index_budget,
+            "engine_seconds": round(fs.seconds, 1),
+            "flowstate": "real engine + Neo4j, ScriptedModel.policy through litellm",
+            "flowstate_no_psa": "the engine's prompt builder with every past state revealed",
+        },
+    }

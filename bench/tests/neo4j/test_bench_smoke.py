@@ -1,0 +1,60 @@
+"""`flowstate bench` end to end on a tiny plan against the real Neo4j (no model)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from flowstate_bench import namespaces
+from flowstate_bench.engine_suite import Samples
+from flowstate_bench.runner import Plan, run
+from flowstate_bench.synthetic import BundleShape
+from flowstate.store import Repository, Store
+
+pytestmark = pytest.mark.neo4j
+
+SHAPE = BundleShape(states=10, relations=30, observations=4, evidence=4)
+TINY = Samples(step_requests=2, commits=2, reveals=3, deltas=5, renders=3, max_cold_index=1)
+
+
+def test_namespace_is_built_through_commits_then_reused(store: Store, namespace: str) -> None:
+    first = namespaces.ensure(store, 60, SHAPE, prefix=namespace)
+    try:
+        assert not first.reused and first.requests == 6 and len(first.commit_ms) == 6
+        assert first.repo.counts().nodes == 6 * (1 + 10 + 4)
+        assert namespaces.ensure(store, 60, SHAPE, prefix=namespace).reused
+        first.repo.forget_request("r6")  # an interrupted build: rebuilt, not reused
+        again = namespaces.ensure(store, 60, SHAPE, prefix=namespace)
+        assert not again.reused and again.repo.next_request_seq() == 7
+        namespaces.forget(again.repo, 10**6)  # the request-by-request path of huge namespaces
+        assert again.repo.counts().nodes == 0
+    finally:
+        first.repo.forget_namespace()
+
+
+def test_tiny_bench_writes_the_report(store: Store, namespace: str, tmp_path: Path) -> None:
+    plan = Plan(sizes=(100,), repeats=2, samples=TINY, depths=(3, 6), prefix=namespace,
+                shape=SHAPE)  # fmt: skip
+    result = run(store, plan, tmp_path, Console(quiet=True))
+    saved = json.loads((tmp_path / "report.json").read_text())
+    size = saved["engine"]["100"]
+    for key in ("step_ms", "commit_ms", "reveal_ms", "index_render_ms", "index_update_ms"):
+        assert set(size[key]) >= {"p50", "p95", "p99"} and size[key]["runs"] == 2
+    assert size["step_ms"]["samples"] == 2 * 2 * 5 and size["peak_rss_mb"] > 0
+    six = saved["tokens"]["by_depth"]["6"]
+    assert six["flowstate"]["recall"] == 1.0 and six["flowstate"]["extra_llm_calls"] == 0
+    assert six["full_context"]["ratio_to_full_context"] == 1.0
+    assert six["flowstate"]["memory_write_calls"] == 0
+    assert (
+        six["rolling_summary"]["extra_llm_calls"]
+        == six["rolling_summary"]["memory_write_calls"]
+        == 1
+    )
+    assert {t["target"] for t in result["targets"]} >= {"commit_p50", "tokens_depth_50"}
+    assert (tmp_path / "report.md").read_text().startswith("# FlowState benchmark")
+    assert (tmp_path / "engine_latency.png").exists()
+    # measured requests were forgotten, and so was the namespace (no --keep)
+    assert Repository(store, namespaces.namespace_for(100, namespace)).counts().nodes == 0

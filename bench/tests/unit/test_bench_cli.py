@@ -1,0 +1,57 @@
+"""`flowstate bench` options and the plans they make (no database needed)."""
+
+from __future__ import annotations
+
+import random
+
+from click.testing import CliRunner
+
+from flowstate_bench.runner import FULL_SIZES, MILLION, QUICK_SIZES, Plan
+from flowstate_bench.step_probe import ACCESS, STEPS, plan_request
+from flowstate_bench.synthetic import request_bundle
+from flowstate.cli.app import main
+from flowstate.engine.index import HistoricalIndex
+from flowstate.models import IndexRequest, IndexState
+
+
+def test_help_documents_every_option() -> None:
+    result = CliRunner().invoke(main, ["bench", "--help"])
+    assert result.exit_code == 0
+    for option in ("--quick", "--out", "--million", "--repeats", "--keep", "Example:"):
+        assert option in result.output
+
+
+def test_repeats_must_be_positive() -> None:
+    result = CliRunner().invoke(main, ["bench", "--repeats", "0"])
+    assert result.exit_code == 2
+
+
+def test_plans() -> None:
+    quick = Plan.from_options(quick=True, million=False, repeats=None, keep=False)
+    assert quick.sizes == QUICK_SIZES and quick.repeats == 3 and quick.notes
+    full = Plan.from_options(quick=False, million=True, repeats=7, keep=True)
+    assert full.sizes == (*FULL_SIZES, MILLION) and full.repeats == 7 and full.keep
+    assert full.command == "flowstate bench --million --repeats 7"
+
+
+def _index(requests: int) -> HistoricalIndex:
+    entries = []
+    for seq in range(1, requests + 1):
+        b = request_bundle("ns", seq)
+        states = [IndexState(id=s.id, category=s.category, summary=s.summary) for s in b.states]
+        entries.append(IndexRequest(id=b.request.id, seq=seq, summary=b.request.summary,
+                                    states=states))  # fmt: skip
+    return HistoricalIndex(entries, 2_000)
+
+
+def test_step_plan_opens_a_collapsed_request_then_reveals_its_states() -> None:
+    index = _index(6)
+    rendered = index.render()
+    by_id = {r.id: r.states for r in index.requests}
+    plan = plan_request(rendered, by_id.__getitem__, random.Random(1))
+    assert len(plan) == STEPS and plan[-1].action.type == "final"
+    assert plan[0].access[0] in rendered.collapsed
+    opened = {s.id for s in by_id[plan[0].access[0]]}
+    for step in plan[1:-1]:
+        assert len(step.access) == ACCESS and set(step.access) <= opened
+        assert len(step.delta) == 10

@@ -1,0 +1,113 @@
+"""Targets, the Markdown report and the plots, from a small hand-made report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from flowstate_bench import plots, report, targets
+
+
+def _lat(p50: float, p99: float) -> dict:
+    return {"p50": p50, "p95": p99, "p99": p99, "mean": p50, "max": p99, "runs": 3, "samples": 9}
+
+
+def _size(states: int, step: tuple[float, float], commit: float) -> dict:
+    out = {key: _lat(1.0, 2.0) for key, _ in report.ENGINE_ROWS}
+    out.update(step_ms=_lat(*step), commit_ms=_lat(commit, commit * 2))
+    out.update(
+        states=states,
+        peak_rss_mb=120.5,
+        index={"tokens": 1500, "budget": 2000, "collapsed_requests": 19, "listed_states": 50},
+        build={"reused": True, "seconds": 0.0, "commit_ms": None},
+    )
+    return out
+
+
+def _fig(tokens: float, ratio: float, recall: float = 1.0, extra: float = 0) -> dict:
+    return {
+        "prompt_tokens": tokens,
+        "last_request_prompt_tokens": int(tokens * 1.5),
+        "ratio_to_full_context": ratio,
+        "last_request_ratio": ratio / 2,
+        "recall": recall,
+        "extra_llm_calls": extra,
+        "memory_write_calls": 0,
+    }
+
+
+def _report(step: tuple[float, float] = (2.0, 10.0), ratio: float = 0.2) -> dict:
+    fs = _fig(1000, ratio) | {"index_tokens_max": 1900, "index_budget": 2000}
+    depth = {"flowstate": fs, "full_context": _fig(5000, 1.0), "bm25": _fig(900, 0.18, 0.8)}
+    return {
+        "meta": {
+            "command": "flowstate bench",
+            "machine": "test",
+            "neo4j": "bolt://x",
+            "started": "now",
+            "seconds": 1.0,
+            "repeats": 3,
+        },  # fmt: skip
+        "engine": {"1k": _size(1_000, (1.0, 2.0), 20.0), "100k": _size(100_000, step, 40.0)},
+        "tokens": {
+            "by_depth": {"10": depth, "50": depth},
+            "series": {"flowstate": [100, 200], "full_context": [300, 900]},
+            "settings": {
+                "requests": 50,
+                "seed": 0,
+                "bm25_k": 4,
+                "summary_budget_tokens": 600,
+                "index_budget_tokens": 2000,
+                "flowstate": "real",
+                "flowstate_no_psa": "x",
+            },
+        },  # fmt: skip
+        "notes": ["a note"],
+    }
+
+
+def _status(rep: dict) -> dict[str, str]:
+    return {t["target"]: t["status"] for t in targets.judge(rep)}
+
+
+def test_targets_met_and_missed() -> None:
+    assert _status(_report()) == {
+        "step_overhead_p50": "met",
+        "step_overhead_p99": "met",
+        "commit_p50": "missed",  # judged at the largest size: 40 ms
+        "tokens_depth_50": "met",
+        "index_within_budget": "met",
+        "no_extra_calls": "met",
+    }
+    missed = _status(_report(step=(5.0, 20.0), ratio=0.3))
+    assert missed["step_overhead_p50"] == missed["step_overhead_p99"] == "missed"
+    assert missed["tokens_depth_50"] == "missed"
+
+
+def test_step_target_is_not_measured_without_100k() -> None:
+    rep = _report()
+    del rep["engine"]["100k"]
+    t = {t["target"]: t for t in targets.judge(rep)}
+    assert t["step_overhead_p50"]["status"] == "not measured"
+    assert "at 1k" in t["step_overhead_p50"]["figure"]
+    assert t["commit_p50"]["status"] == "met"
+
+
+def test_markdown_has_every_table() -> None:
+    rep = _report()
+    rep["targets"] = targets.judge(rep)
+    text = report.markdown(rep)
+    assert "## Targets" in text and "**missed**" in text
+    assert "| step overhead (prompt + rules + reveal + draft) | 1.00 / 2.00 / 2.00 |" in text
+    assert "| 50 | FlowState | 1,000 | 20.0% |" in text
+    assert "- a note" in text
+
+
+def test_json_and_plots_are_written(tmp_path: Path) -> None:
+    rep = _report()
+    names = plots.write_all(rep, tmp_path)
+    assert names == ["engine_latency.png", "tokens_per_request.png", "tokens_ratio_recall.png"]
+    for name in names:
+        assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")
+    report.write_json(rep, tmp_path / "report.json")
+    assert json.loads((tmp_path / "report.json").read_text())["engine"]["1k"]["states"] == 1_000

@@ -1,1 +1,0 @@
-"""Benchmarks behind `flowstate bench`: engine speed, token economy, tau-bench, faults."""

@@ -1,0 +1,43 @@
+"""Command families from other distributions, found through the `flowstate.commands` entry
+point group. The benchmarks live in `flowstate-bench`; without it, `flowstate bench` says how
+to install it instead of failing with "no such command"."""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import entry_points
+
+import click
+
+GROUP = "flowstate.commands"
+INSTALL_HINTS = {
+    "bench": (
+        "the benchmarks are the separate distribution flowstate-bench: "
+        "pip install ./bench (from a checkout) or pip install flowstate-bench"
+    ),
+}
+
+
+def plugin_commands() -> list[click.Command]:
+    """Every installed plugin command, then a stand-in for each known one that is missing."""
+    found: dict[str, click.Command] = {}
+    for ep in entry_points(group=GROUP):
+        command = ep.load()
+        if not isinstance(command, click.Command):
+            raise TypeError(f"entry point {ep.value!r} in {GROUP} is not a click command")
+        found[ep.name] = command
+    missing = [_missing(name, hint) for name, hint in INSTALL_HINTS.items() if name not in found]
+    return [*found.values(), *missing]
+
+
+def _missing(name: str, hint: str) -> click.Command:
+    @click.command(
+        name=name,
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+        help=f"Not installed: {hint}.\n\n\b\nExample:\n  pip install ./bench && flowstate {name} --quick",
+    )
+    def stand_in() -> None:
+        click.echo(f"Error: {hint}", err=True)
+        sys.exit(2)
+
+    return stand_in

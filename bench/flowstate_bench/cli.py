@@ -42,10 +42,10 @@ def bench(
     """
     if ctx.invoked_subcommand is not None:
         return
-    from flowstate_bench.runner import Plan, run
     from flowstate.local.embedded import resolve_database
     from flowstate.settings import LocalServerSettings, Neo4jSettings
     from flowstate.store import Store
+    from flowstate_bench.runner import Plan, run
 
     plan = Plan.from_options(quick, million, repeats, keep)
     settings = resolve_database(Neo4jSettings(), LocalServerSettings(), click.echo)

@@ -9,13 +9,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from flowstate_bench.stats import sample_ms, timed_ms
-from flowstate_bench.synthetic import BundleShape, request_bundle, state_key
 from flowstate.engine.index import HistoricalIndex, RenderedIndex
 from flowstate.models import AddOp, StepOutput, ids
 from flowstate.models.records import utcnow
 from flowstate.rules import Limits, Visibility, apply_delta, check_delta
 from flowstate.store import Repository
+from flowstate_bench.stats import sample_ms, timed_ms
+from flowstate_bench.synthetic import BundleShape, request_bundle, state_key
 
 INDEX_BUDGET = 2_000  # the engine's default (AgentConfig.index_budget_tokens)
 REVEAL_K = 8

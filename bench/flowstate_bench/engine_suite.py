@@ -12,12 +12,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from flowstate.store import Store
 from flowstate_bench import engine_probes as probes
 from flowstate_bench import namespaces
 from flowstate_bench.stats import across_runs, summary
 from flowstate_bench.step_probe import run_requests
 from flowstate_bench.synthetic import DEFAULT_SHAPE, BundleShape
-from flowstate.store import Store
 
 Say = Callable[[str], None]
 

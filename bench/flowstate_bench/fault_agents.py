@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from flowstate.api import FlowState
-from flowstate_bench.fault_audit import audit
 from flowstate.llm.scripted import Message, ScriptedModel, unregister
 from flowstate.store import Repository, Store
+from flowstate_bench.fault_audit import audit
 
 _TOKEN = re.compile(r"token=(\S+)/(\d+)")
 KEYS = ("first", "second")

@@ -15,13 +15,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from flowstate_bench.fault_audit import audit
-from flowstate_bench.fault_servers import client_settings, kill, restart
-from flowstate_bench.synthetic import BundleShape, request_bundle
 from flowstate.errors import StoreError
 from flowstate.local.server import LocalServer
 from flowstate.models import RequestBundle
 from flowstate.store import Repository, Store
+from flowstate_bench.fault_audit import audit
+from flowstate_bench.fault_servers import client_settings, kill, restart
+from flowstate_bench.synthetic import BundleShape, request_bundle
 
 KILL_SHAPE = BundleShape(states=20, relations=40, observations=5, evidence=5)
 

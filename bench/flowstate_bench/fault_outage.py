@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from flowstate.api import FlowState
-from flowstate_bench.fault_audit import audit
-from flowstate_bench.fault_servers import client_settings, restart
 from flowstate.engine.step import AgentConfig
 from flowstate.errors import StoreError, StoreUnavailable
 from flowstate.llm.scripted import Message, ScriptedModel, unregister
 from flowstate.local.server import LocalServer
 from flowstate.store import Repository, Store
+from flowstate_bench.fault_audit import audit
+from flowstate_bench.fault_servers import client_settings, restart
 
 EXPECTED_STATES = ["r1.before", "r1.during", "r1.after"]
 

@@ -16,11 +16,11 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
+from flowstate.store import Store
 from flowstate_bench.fault_agents import concurrent_agents
 from flowstate_bench.fault_kills import kill_round
 from flowstate_bench.fault_outage import unreachable_during_request
 from flowstate_bench.fault_servers import spare_server
-from flowstate.store import Store
 
 Say = Callable[[str], None]
 MAX_LISTED = 20  # failures quoted in the report; the counts cover all of them

@@ -88,8 +88,8 @@ def restart(server: LocalServer, timeout: float = 90.0) -> float:
 def warm_up(server: LocalServer) -> None:
     """Apply the schema and run the commit and read-back queries once in a scratch
     namespace, so that a fresh server's query planning is not paid inside a scenario."""
-    from flowstate_bench.synthetic import BundleShape, request_bundle
     from flowstate.store import Repository, Store
+    from flowstate_bench.synthetic import BundleShape, request_bundle
 
     with Store.connect(client_settings(server, retry_time_s=5.0)) as store:
         repo = Repository(store, "warm_up")

@@ -115,10 +115,10 @@ def faults(cases: int, full_cases: int, agents: int, requests: int, kills: int, 
     Example:
       flowstate bench faults --cases 10000 --agents 50 --requests 20 --kills 3 --out bench-out
     """
-    from flowstate_bench import fault_runs
     from flowstate.local.embedded import resolve_database
     from flowstate.settings import LocalServerSettings, Neo4jSettings
     from flowstate.store import Store
+    from flowstate_bench import fault_runs
 
     began = time.monotonic()
     report: dict = {"options": {"cases": cases, "full_cases": full_cases, "agents": agents,

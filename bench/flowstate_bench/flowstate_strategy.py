@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from flowstate.api import FlowState
-from flowstate_bench.scenarios import Fact, Turn
-from flowstate_bench.strategies import Prompted
 from flowstate.engine.index import RenderedIndex
 from flowstate.engine.prompt import messages as build_messages
 from flowstate.engine.step import AgentConfig, StepLogic
@@ -30,6 +28,8 @@ from flowstate.models.active import ActiveState
 from flowstate.models.views import RevealedState
 from flowstate.store import Store
 from flowstate.tokens import count_tokens
+from flowstate_bench.scenarios import Fact, Turn
+from flowstate_bench.strategies import Prompted
 
 _REQUEST = re.compile(r"# User request \(r(\d+)\)")
 _INDEX_TOKENS = re.compile(r"# Historical State Index \((\d+) tokens\)")

@@ -15,6 +15,7 @@ import json
 
 from hypothesis import strategies as st
 
+from flowstate.models import Category, RelationType
 from flowstate_bench.fuzz_world import (
     PAST_OBSERVATION_IDS,
     PAST_STATE_IDS,
@@ -22,7 +23,6 @@ from flowstate_bench.fuzz_world import (
     TOOL_NAMES,
     rendered_index,
 )
-from flowstate.models import Category, RelationType
 
 # Stored inert when they land in a summary (one line each).
 INERT = (

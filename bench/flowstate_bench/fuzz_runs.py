@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from flowstate.api import FlowState
-from flowstate_bench import fuzz_world as world
-from flowstate_bench.fault_audit import audit
 from flowstate.engine.commit import bundle_of
 from flowstate.engine.step import AgentConfig, StepLogic
 from flowstate.llm.client import Completion
@@ -26,6 +24,8 @@ from flowstate.models import Outcome, RequestBundle, StepOutput, Usage, ids
 from flowstate.models.active import ActiveState
 from flowstate.models.records import LINE_BREAKS
 from flowstate.store import Repository, Store
+from flowstate_bench import fuzz_world as world
+from flowstate_bench.fault_audit import audit
 
 NAMESPACE = "fuzz"
 TEXT = "Plan the next part of the trip"

@@ -12,10 +12,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from flowstate_bench.synthetic import DEFAULT_SHAPE, BundleShape, request_bundle
 from flowstate.errors import NotFoundError
 from flowstate.models import ids
 from flowstate.store import Repository, Store
+from flowstate_bench.synthetic import DEFAULT_SHAPE, BundleShape, request_bundle
 
 # forget_namespace is one DETACH DELETE transaction: at 100k states it exceeds the 1 GB heap's
 # transaction memory limit (measured), so larger namespaces go request by request.

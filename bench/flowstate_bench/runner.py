@@ -16,14 +16,14 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from flowstate_bench import engine_suite, namespaces, plots, report, targets, token_suite
-from flowstate_bench.engine_suite import Samples
-from flowstate_bench.synthetic import DEFAULT_SHAPE, BundleShape
 from flowstate.errors import UsageError
 from flowstate.llm.client import json_instruction
 from flowstate.models import StepOutput
 from flowstate.store import Repository, Store
 from flowstate.tokens import count_tokens
+from flowstate_bench import engine_suite, namespaces, plots, report, targets, token_suite
+from flowstate_bench.engine_suite import Samples
+from flowstate_bench.synthetic import DEFAULT_SHAPE, BundleShape
 
 QUICK_SIZES = (1_000, 10_000)
 FULL_SIZES = (1_000, 10_000, 100_000)

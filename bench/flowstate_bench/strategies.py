@@ -17,9 +17,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from flowstate_bench.scenarios import Turn
 from flowstate.engine.tools import Tool
 from flowstate.tokens import count_messages, count_tokens
+from flowstate_bench.scenarios import Turn
 
 Message = dict[str, str]
 BM25_K = 4

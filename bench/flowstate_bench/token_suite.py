@@ -16,10 +16,10 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from flowstate.store import Store
 from flowstate_bench import flowstate_strategy
 from flowstate_bench.scenarios import Turn, scenario
 from flowstate_bench.strategies import BASELINES, BM25_K, SUMMARY_BUDGET_TOKENS, Prompted
-from flowstate.store import Store
 
 DEPTHS = (10, 25, 50, 100)
 TASK_CALLS = 2  # read the ticket, then answer

@@ -1,5 +1,6 @@
 """The `flowstate` command line. Thin: parse, call the library, print.
 
 The root group lives in `flowstate.cli.app`; this package imports nothing eagerly so that
-command modules elsewhere (e.g. `flowstate_bench.cli`, plugged in through the `flowstate.commands` entry point) can use `flowstate.cli.common`.
+command families of other distributions (`flowstate_bench.cli`, plugged in through the
+`flowstate.commands` entry point) can use `flowstate.cli.common`.
 """

@@ -34,7 +34,8 @@ def _missing(name: str, hint: str) -> click.Command:
     @click.command(
         name=name,
         context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-        help=f"Not installed: {hint}.\n\n\b\nExample:\n  pip install ./bench && flowstate {name} --quick",
+        help=f"Not installed: {hint}.\n\n\b\nExample:\n  pip install ./bench\n"
+        f"  flowstate {name} --quick",
     )
     def stand_in() -> None:
         click.echo(f"Error: {hint}", err=True)

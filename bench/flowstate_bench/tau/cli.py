@@ -10,12 +10,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from flowstate.api import FlowState
+from flowstate.cli.common import fails_cleanly
+from flowstate.errors import UsageError
 from flowstate_bench.tau.data import TauData
 from flowstate_bench.tau.report import build_report, results_table, write_report
 from flowstate_bench.tau.runner import Conversation, RunConfig, TauRunner
 from flowstate_bench.tau.strategies import STRATEGIES
-from flowstate.cli.common import fails_cleanly
-from flowstate.errors import UsageError
 
 
 def _strategies(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:

@@ -17,9 +17,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from flowstate_bench.tau.data import Snapshot, Task
 from flowstate.engine.tools import Tool, ToolResult
 from flowstate.errors import UsageError
+from flowstate_bench.tau.data import Snapshot, Task
 
 if TYPE_CHECKING:
     from flowstate_bench.tau.data import TauData

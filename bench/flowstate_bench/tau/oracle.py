@@ -15,13 +15,13 @@ import json
 import re
 from typing import Any, Literal
 
+from flowstate.llm.client import LiteLLMClient
+from flowstate.llm.scripted import ScriptedModel, unregister
+from flowstate.models import ids
 from flowstate_bench.tau.data import Action
 from flowstate_bench.tau.env import TRANSFER_MESSAGE
 from flowstate_bench.tau.plan import Plan
 from flowstate_bench.tau.strategies import SUMMARY_SYSTEM
-from flowstate.llm.client import LiteLLMClient
-from flowstate.llm.scripted import ScriptedModel, unregister
-from flowstate.models import ids
 
 Message = dict[str, Any]
 Style = Literal["flowstate", "loop"]

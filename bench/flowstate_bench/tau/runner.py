@@ -17,6 +17,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowstate.api import FlowState
+from flowstate.engine.agent import AgentConfig
+from flowstate.errors import UsageError
+from flowstate.llm.client import LiteLLMClient, ModelClient
+from flowstate.models.records import Usage
+from flowstate.store import Repository, Store
 from flowstate_bench.tau.data import Task, TauData
 from flowstate_bench.tau.env import Environment, ToolCallRecord, make_env
 from flowstate_bench.tau.oracle import ScriptedAgent
@@ -31,11 +36,6 @@ from flowstate_bench.tau.strategies import (
     Strategy,
 )
 from flowstate_bench.tau.users import GREETING, LLMUser, ScriptedUser, User
-from flowstate.engine.agent import AgentConfig
-from flowstate.errors import UsageError
-from flowstate.llm.client import LiteLLMClient, ModelClient
-from flowstate.models.records import Usage
-from flowstate.store import Repository, Store
 
 AgentKind = Literal["oracle", "forgetful", "llm"]
 

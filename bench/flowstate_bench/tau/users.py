@@ -11,9 +11,9 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from flowstate_bench.tau.data import Scenario
 from flowstate.llm.client import ModelClient
 from flowstate.models.records import Usage
+from flowstate_bench.tau.data import Scenario
 
 GREETING = "Hi! How can I help you today?"
 STOP_TOKENS = {

@@ -15,8 +15,8 @@ from pathlib import Path
 import neo4j
 import pytest
 
-from flowstate_bench.fault_servers import spare_settings, warm_up
 from flowstate.local.server import LocalServer
+from flowstate_bench.fault_servers import spare_settings, warm_up
 from tests.neo4j.conftest import Raw
 
 

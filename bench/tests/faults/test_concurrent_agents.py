@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from flowstate_bench.fault_agents import concurrent_agents
 from flowstate.store import Store
+from flowstate_bench.fault_agents import concurrent_agents
 
 pytestmark = pytest.mark.neo4j
 

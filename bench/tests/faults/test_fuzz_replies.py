@@ -12,10 +12,10 @@ import json
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 
+from flowstate.store import Repository, Store
 from flowstate_bench import fuzz_world as world
 from flowstate_bench.fuzz_replies import HOSTILE, conversations
 from flowstate_bench.fuzz_runs import fast_case, full_case
-from flowstate.store import Repository, Store
 
 FAST = settings(
     max_examples=400,

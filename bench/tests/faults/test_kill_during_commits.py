@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from flowstate_bench.fault_kills import KILL_SHAPE, kill_round
 from flowstate.local.server import LocalServer
 from flowstate.store import Repository
+from flowstate_bench.fault_kills import KILL_SHAPE, kill_round
 from tests.faults.conftest import spare_raw
 
 pytestmark = pytest.mark.neo4j

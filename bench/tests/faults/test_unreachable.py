@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from flowstate_bench.fault_outage import EXPECTED_STATES, unreachable_during_request
 from flowstate.local.server import LocalServer
+from flowstate_bench.fault_outage import EXPECTED_STATES, unreachable_during_request
 
 pytestmark = pytest.mark.neo4j
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from flowstate.store import Repository, Store
 from flowstate_bench import namespaces
 from flowstate_bench.engine_suite import Samples
 from flowstate_bench.runner import Plan, run
 from flowstate_bench.synthetic import BundleShape
-from flowstate.store import Repository, Store
 
 pytestmark = pytest.mark.neo4j
 

@@ -9,12 +9,12 @@ import pytest
 from click.testing import CliRunner
 
 from flowstate.api import FlowState
-from flowstate_bench.tau.cli import tau
-from flowstate_bench.tau.data import TauData, default_root
-from flowstate_bench.tau.runner import RunConfig, TauRunner
 from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
+from flowstate_bench.tau.cli import tau
+from flowstate_bench.tau.data import TauData, default_root
+from flowstate_bench.tau.runner import RunConfig, TauRunner
 
 pytestmark = pytest.mark.neo4j
 

@@ -6,12 +6,12 @@ import random
 
 from click.testing import CliRunner
 
-from flowstate_bench.runner import FULL_SIZES, MILLION, QUICK_SIZES, Plan
-from flowstate_bench.step_probe import ACCESS, STEPS, plan_request
-from flowstate_bench.synthetic import request_bundle
 from flowstate.cli.app import main
 from flowstate.engine.index import HistoricalIndex
 from flowstate.models import IndexRequest, IndexState
+from flowstate_bench.runner import FULL_SIZES, MILLION, QUICK_SIZES, Plan
+from flowstate_bench.step_probe import ACCESS, STEPS, plan_request
+from flowstate_bench.synthetic import request_bundle
 
 
 def test_help_documents_every_option() -> None:

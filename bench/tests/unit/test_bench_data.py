@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from flowstate.models import ids
 from flowstate_bench.scenarios import scenario
 from flowstate_bench.synthetic import BundleShape, request_bundle
-from flowstate.models import ids
 
 
 def test_bundle_has_the_requested_shape() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flowstate.tokens import count_tokens
 from flowstate_bench.scenarios import scenario
 from flowstate_bench.strategies import (
     BM25_K,
@@ -12,7 +13,6 @@ from flowstate_bench.strategies import (
     rolling_summary,
 )
 from flowstate_bench.token_suite import depth_figures, recall
-from flowstate.tokens import count_tokens
 
 TURNS = scenario(30)
 

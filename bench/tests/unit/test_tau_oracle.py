@@ -8,6 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate_bench.tau.cli import tau
 from flowstate_bench.tau.data import TauData, default_root
 from flowstate_bench.tau.env import make_env
@@ -16,7 +17,6 @@ from flowstate_bench.tau.plan import CONFIRM, derive_plan
 from flowstate_bench.tau.report import build_report, results_table
 from flowstate_bench.tau.runner import RunConfig, TauRunner
 from flowstate_bench.tau.strategies import SUMMARY_SYSTEM, TOOL_RESULT
-from flowstate.llm.scripted import ScriptedModel, unregister
 
 # Tasks whose changes each wait for a later "yes": the plan must survive between requests.
 SUBSET = {"airline": ["7", "8", "14", "17", "23"], "retail": ["0", "11", "16", "22", "29"]}

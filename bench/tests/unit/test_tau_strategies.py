@@ -7,6 +7,8 @@ import itertools
 
 import pytest
 
+from flowstate.llm.scripted import ScriptedModel, unregister
+from flowstate.models import StepOutput
 from flowstate_bench.tau.data import Scenario
 from flowstate_bench.tau.mock import MockEnv
 from flowstate_bench.tau.runner import converse
@@ -19,8 +21,6 @@ from flowstate_bench.tau.strategies import (
     RollingSummary,
 )
 from flowstate_bench.tau.users import GREETING, LLMUser, ScriptedUser
-from flowstate.llm.scripted import ScriptedModel, unregister
-from flowstate.models import StepOutput
 
 _names = itertools.count()
 

@@ -31,8 +31,10 @@ class FlowState:
     """One namespace's memory in Neo4j, and the agents that use it."""
 
     def __init__(self, store: Store, namespace: str, *, read_only: bool = False) -> None:
+        """Over a `Store` the caller owns: `close()` leaves it open."""
         self.store = store
         self.repository = Repository(store, namespace, read_only=read_only)
+        self._owns_store = False
 
     @classmethod
     def connect(
@@ -49,18 +51,26 @@ class FlowState:
     ) -> Self:
         """Connect (applying the schema) to `uri`, or to the settings' server when it is None.
 
-        With `retention`, what the policy no longer keeps is expired right away (unless the
-        namespace is read-only); `fs.apply_retention(policy)` does it again later.
+        Only the arguments count: `FLOWSTATE_*` environment variables are read by the CLI and
+        the tests, never here (pass `settings=Neo4jSettings()` to opt in). With `retention`,
+        what the policy no longer keeps is expired right away (unless the namespace is
+        read-only); `fs.apply_retention(policy)` does it again later. Nothing is left open
+        when a step of this fails.
         """
-        base = settings or Neo4jSettings()
+        base = settings or Neo4jSettings.defaults()
         overrides: dict[str, Any] = {"uri": uri, "user": user, "database": database}
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if password is not None:
             overrides["password"] = SecretStr(password)
         store = Store.connect(base.model_copy(update=overrides))
-        fs = cls(store, namespace, read_only=read_only)
-        if retention is not None and not read_only:
-            fs.apply_retention(retention)
+        try:
+            fs = cls(store, namespace, read_only=read_only)
+            fs._owns_store = True
+            if retention is not None and not read_only:
+                fs.apply_retention(retention)
+        except BaseException:
+            store.close()  # a bad namespace or a failed retention must not leak the driver
+            raise
         return fs
 
     def apply_retention(self, policy: RetentionPolicy) -> dict[str, dict[str, int]]:
@@ -104,7 +114,9 @@ class FlowState:
         return self.repository.history()
 
     def close(self) -> None:
-        self.store.close()
+        """Close the connection `connect` opened; a store passed in stays open."""
+        if self._owns_store:
+            self.store.close()
 
     def __enter__(self) -> Self:
         return self

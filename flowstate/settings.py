@@ -41,6 +41,12 @@ class Neo4jSettings(BaseSettings):
     retry_time_s: float = Field(15.0, ge=0, le=600)
     connect_timeout_s: float = Field(10.0, gt=0, le=600)
 
+    @classmethod
+    def defaults(cls) -> Neo4jSettings:
+        """The defaults, ignoring every `FLOWSTATE_*` variable: what the library uses when it
+        is given no settings (the environment is read only at the edges)."""
+        return cls.model_construct()
+
     @property
     def configured(self) -> bool:
         """True when the user named a server; False when we fall back to the default address."""

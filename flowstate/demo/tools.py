@@ -7,6 +7,7 @@ to remember what it booked in its own memory, as it would with a real booking AP
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -80,7 +81,7 @@ class TripDesk:
         ]
 
     def tools(self) -> list[Tool]:
-        plain = [
+        plain: list[Callable[..., Any]] = [
             self.search_hotels,
             self.hotel_details,
             self.search_flights,

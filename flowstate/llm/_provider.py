@@ -10,7 +10,7 @@ import threading
 from typing import Any
 
 from flowstate.llm._litellm import litellm
-from flowstate.llm.scripted import PROVIDER, ScriptError, lookup
+from flowstate.llm.scripted import PROVIDER, Message, ScriptError, lookup
 from flowstate.tokens import count_messages, count_tokens
 
 # Through the module object, never `from litellm import ...`: import sorting would hoist that
@@ -23,7 +23,7 @@ _install_lock = threading.Lock()
 class ScriptedProvider(litellm.CustomLLM):
     """Answers from the registry of scripted models, with tiktoken-counted usage."""
 
-    def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
+    def completion(self, model: str, messages: list[Message], *args: Any, **kwargs: Any) -> Any:
         optional = kwargs.get("optional_params") or {}
         try:
             script = lookup(model)
@@ -31,7 +31,7 @@ class ScriptedProvider(litellm.CustomLLM):
         except ScriptError as e:
             # CustomLLMError carries the status litellm maps to its exception classes
             # (429 -> RateLimitError, 503 -> ServiceUnavailableError, 400 -> BadRequestError).
-            raise CustomLLMError(status_code=e.status, message=str(e)) from e
+            raise CustomLLMError(status_code=e.status, message=str(e)) from e  # type: ignore[no-untyped-call]
         response = kwargs["model_response"]
         response.choices[0].message.content = text
         response.choices[0].finish_reason = "stop"
@@ -42,7 +42,9 @@ class ScriptedProvider(litellm.CustomLLM):
         )
         return response
 
-    async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
+    async def acompletion(
+        self, model: str, messages: list[Message], *args: Any, **kwargs: Any
+    ) -> Any:
         return self.completion(model, messages, *args, **kwargs)
 
 

@@ -28,7 +28,7 @@ def docker_answers() -> bool:
     try:
         import docker  # a dependency of testcontainers, in the dev extra
 
-        client = docker.from_env(timeout=3)
+        client = docker.from_env(timeout=3)  # type: ignore[attr-defined]
         try:
             return bool(client.ping())
         finally:

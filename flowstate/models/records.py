@@ -202,7 +202,12 @@ class RequestBundle(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> RequestBundle:
         ns, rid = self.request.namespace, self.request.id
-        for item in [*self.states, *self.observations, *self.decisions]:
+        owned: list[StateNode | Observation | ActionDecision] = [
+            *self.states,
+            *self.observations,
+            *self.decisions,
+        ]
+        for item in owned:
             if item.namespace != ns or item.request_id != rid:
                 raise ValueError(f"{item.id} does not belong to {ns}/{rid}")
         own_states = {s.id for s in self.states}

@@ -261,7 +261,7 @@ def apply_delta(
             new_ev += [Evidence(state=sid, observation=o) for o in dict.fromkeys(op.evidence)]
         elif isinstance(op, UpdateOp):
             old = new_states[key]
-            changes = {"updated_at": now}
+            changes: dict[str, object] = {"updated_at": now}
             if op.summary is not None:
                 changes["summary"] = op.summary.strip()
             if op.content is not None:

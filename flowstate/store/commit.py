@@ -6,6 +6,8 @@ transaction rolls back, so a failed commit leaves nothing of the request behind.
 
 from __future__ import annotations
 
+from typing import Any
+
 from flowstate.errors import NotFoundError, StoreError, ValidationFailed
 from flowstate.models import RequestBundle, ids
 from flowstate.store.catalog import Q
@@ -76,7 +78,7 @@ def _write_decisions(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
     _expect([row], len(decisions), "decisions", rid)
 
 
-def _expect(rows: list[dict], wanted: int, what: str, rid: str) -> None:
+def _expect(rows: list[dict[str, Any]], wanted: int, what: str, rid: str) -> None:
     # The request node was created a moment ago in this transaction; a short count is our bug.
     created = rows[0]["created"] if rows else 0
     if created != wanted:

@@ -126,7 +126,7 @@ def _parse_line(number: int, text: str, namespace: str) -> tuple[str, BaseModel]
         raise ValidationFailed(f"line {number}: invalid {kind}: {describe(e)}") from e
     if kind in _NAMESPACED:
         try:
-            to_props(model)  # the store's own checks (aware timestamps, encodable text)
+            to_props(model)  # type: ignore[arg-type]  # a namespaced kind: the store's own checks (aware timestamps, encodable text)
         except ValidationFailed as e:
             raise ValidationFailed(f"line {number}: {e}") from e
     return kind, model

@@ -51,7 +51,3 @@ class LocalServerError(FlowStateRuntimeError):
 
 class ModelError(FlowStateRuntimeError):
     """The language model failed or kept returning output that could not be used."""
-
-
-class BudgetExceeded(FlowStateRuntimeError):
-    """A token or step budget ran out."""

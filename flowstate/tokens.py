@@ -1,13 +1,9 @@
-"""Token counting and budgets.
+"""Token counting with cached tiktoken encoders.
 
 Counts are tiktoken estimates: exact for OpenAI models, close enough for budgeting elsewhere.
 
 >>> count_tokens("hello world")
 2
->>> TokenBudget(total_tokens=1_000).check(Usage(prompt_tokens=900, completion_tokens=200))
-Traceback (most recent call last):
-...
-flowstate.errors.BudgetExceeded: Exceeded the total_tokens limit of 1000 (total_tokens=1100)
 """
 
 from __future__ import annotations
@@ -22,10 +18,8 @@ from typing import Any
 
 import tiktoken
 import tiktoken.model
-from pydantic import BaseModel, ConfigDict, Field
 
-from flowstate.errors import BudgetExceeded, FlowStateRuntimeError
-from flowstate.models.records import Usage
+from flowstate.errors import FlowStateRuntimeError
 
 MODERN = "o200k_base"
 FALLBACK = "cl100k_base"
@@ -125,62 +119,3 @@ def _text_of(value: Any) -> str:
         # content parts: count the text; other parts (images, audio) are not tokenised here
         return "".join(str(p.get("text", "")) for p in value if p.get("type", "text") == "text")
     return json.dumps(value, ensure_ascii=False, default=str)
-
-
-class TokenBudget(BaseModel):
-    """Limits on model usage; `None` means unlimited. Checks raise `BudgetExceeded`.
-
-    >>> budget = TokenBudget(prompt_tokens=4_000, calls=10)
-    >>> budget.check_before_call(Usage(calls=3), prompt_tokens=500)  # fine
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    prompt_tokens: int | None = Field(None, ge=0)
-    completion_tokens: int | None = Field(None, ge=0)
-    total_tokens: int | None = Field(None, ge=0)
-    calls: int | None = Field(None, ge=0)
-
-    def has_limits(self) -> bool:
-        return any(v is not None for v in self.model_dump().values())
-
-    def check_before_call(self, usage: Usage, prompt_tokens: int = 0) -> None:
-        """Refuse a call that would go over the call limit or whose prompt alone would
-        overflow the prompt or total limit."""
-        if self.calls is not None and usage.calls + 1 > self.calls:
-            raise BudgetExceeded(
-                f"The next model call would exceed the calls limit of {self.calls} "
-                f"(calls={usage.calls})"
-            )
-        self._check("prompt_tokens", self.prompt_tokens, usage.prompt_tokens + prompt_tokens, True)
-        self._check("total_tokens", self.total_tokens, usage.total_tokens + prompt_tokens, True)
-
-    def check(self, usage: Usage) -> None:
-        """Raise when `usage` (so far) is over any limit."""
-        if self.calls is not None and usage.calls > self.calls:
-            raise BudgetExceeded(f"Exceeded the calls limit of {self.calls} (calls={usage.calls})")
-        self._check("prompt_tokens", self.prompt_tokens, usage.prompt_tokens)
-        self._check("completion_tokens", self.completion_tokens, usage.completion_tokens)
-        self._check("total_tokens", self.total_tokens, usage.total_tokens)
-
-    def remaining(self, usage: Usage) -> int | None:
-        """Tokens left under the tightest limit that applies to the next prompt, or None."""
-        left = [
-            limit - used
-            for limit, used in (
-                (self.prompt_tokens, usage.prompt_tokens),
-                (self.total_tokens, usage.total_tokens),
-            )
-            if limit is not None
-        ]
-        return max(0, min(left)) if left else None
-
-    @staticmethod
-    def _check(field: str, limit: int | None, value: int, before: bool = False) -> None:
-        if limit is None or value <= limit:
-            return
-        if before:
-            raise BudgetExceeded(
-                f"The next model call would exceed the {field} limit of {limit} ({field}={value})"
-            )
-        raise BudgetExceeded(f"Exceeded the {field} limit of {limit} ({field}={value})")

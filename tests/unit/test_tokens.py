@@ -10,9 +10,8 @@ import sys
 import pytest
 
 import flowstate.tokens
-from flowstate.errors import BudgetExceeded, FlowStateRuntimeError
-from flowstate.models import Usage
-from flowstate.tokens import TokenBudget, count_messages, count_tokens, encoding_name
+from flowstate.errors import FlowStateRuntimeError
+from flowstate.tokens import count_messages, count_tokens, encoding_name
 
 CHINESE = "你好，世界！今天天气很好。"
 
@@ -100,71 +99,6 @@ def test_unloadable_encoding_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -
         monkeypatch.undo()
         flowstate.tokens._encoding.cache_clear()
     assert count_tokens("hello world") == 2
-
-
-# --- budgets ------------------------------------------------------------------------------
-
-
-def test_budget_is_a_frozen_value() -> None:
-    budget = TokenBudget(total_tokens=100)
-    assert budget == TokenBudget(total_tokens=100)
-    with pytest.raises(ValueError):
-        budget.total_tokens = 5  # type: ignore[misc]
-    with pytest.raises(ValueError):
-        TokenBudget(calls=-1)
-
-
-def test_budget_within_limits_passes() -> None:
-    budget = TokenBudget(prompt_tokens=100, completion_tokens=50, total_tokens=150, calls=2)
-    budget.check(Usage(prompt_tokens=100, completion_tokens=50, calls=2))
-    budget.check_before_call(Usage(prompt_tokens=40, calls=1), prompt_tokens=60)
-    TokenBudget().check(Usage(prompt_tokens=10**9, calls=10**6))
-
-
-@pytest.mark.parametrize(
-    ("budget", "usage", "message"),
-    [
-        (
-            TokenBudget(total_tokens=1000),
-            Usage(prompt_tokens=900, completion_tokens=200, calls=1),
-            "Exceeded the total_tokens limit of 1000 (total_tokens=1100)",
-        ),
-        (
-            TokenBudget(prompt_tokens=10),
-            Usage(prompt_tokens=11),
-            "Exceeded the prompt_tokens limit of 10 (prompt_tokens=11)",
-        ),
-        (
-            TokenBudget(completion_tokens=5),
-            Usage(completion_tokens=6),
-            "Exceeded the completion_tokens limit of 5 (completion_tokens=6)",
-        ),
-        (TokenBudget(calls=2), Usage(calls=3), "Exceeded the calls limit of 2 (calls=3)"),
-    ],
-)
-def test_budget_check_raises(budget: TokenBudget, usage: Usage, message: str) -> None:
-    with pytest.raises(BudgetExceeded) as info:
-        budget.check(usage)
-    assert str(info.value) == message
-
-
-def test_budget_check_before_call() -> None:
-    with pytest.raises(BudgetExceeded) as info:
-        TokenBudget(calls=3).check_before_call(Usage(calls=3))
-    assert str(info.value) == "The next model call would exceed the calls limit of 3 (calls=3)"
-    with pytest.raises(BudgetExceeded) as info:
-        TokenBudget(prompt_tokens=100).check_before_call(Usage(prompt_tokens=80), prompt_tokens=30)
-    assert str(info.value) == (
-        "The next model call would exceed the prompt_tokens limit of 100 (prompt_tokens=110)"
-    )
-
-
-def test_budget_remaining() -> None:
-    budget = TokenBudget(prompt_tokens=100, total_tokens=120)
-    assert budget.remaining(Usage(prompt_tokens=50, completion_tokens=40)) == 30
-    assert budget.remaining(Usage(prompt_tokens=200)) == 0
-    assert TokenBudget(calls=1).remaining(Usage()) is None
-    assert budget.has_limits() and not TokenBudget().has_limits()
 
 
 def test_module_doctests() -> None:

@@ -65,3 +65,11 @@ def spare_raw(server: LocalServer) -> Raw:
         server.settings.bolt_uri, auth=None, notifications_min_severity="OFF"
     )
     return Raw(driver, "neo4j")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test here is of the slow `faults` tier (`-m "not faults"` skips it)."""
+    here = str(Path(__file__).parent)
+    for item in items:
+        if str(item.path).startswith(here):
+            item.add_marker(pytest.mark.faults)

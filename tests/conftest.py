@@ -6,6 +6,7 @@ import os
 import re
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -59,3 +60,14 @@ def namespace(request: pytest.FixtureRequest) -> str:
     """A fresh namespace per test, so tests never see each other's data."""
     name = re.sub(r"[^A-Za-z0-9_]", "_", request.node.name)[:40]
     return f"t_{name}_{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="session")
+def tau_data():  # -> flowstate.bench.tau.TauData (bench is imported only where it is used)
+    """The tau-bench data folder named by FLOWSTATE_TAU_DATA (`.ci/run` sets it)."""
+    from flowstate.bench.tau.data import TauData
+
+    root = os.environ.get("FLOWSTATE_TAU_DATA")
+    if not root:
+        pytest.skip("FLOWSTATE_TAU_DATA is not set: no tau-bench data folder to test with")
+    return TauData(Path(root))

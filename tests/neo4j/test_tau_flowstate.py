@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from flowstate.api import FlowState
 from flowstate.bench.tau.cli import tau
-from flowstate.bench.tau.data import TauData, default_root
+from flowstate.bench.tau.data import TauData
 from flowstate.bench.tau.runner import RunConfig, TauRunner
 from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate.settings import Neo4jSettings
@@ -22,10 +22,8 @@ SUBSET = {"airline": ["7", "8", "14", "17", "23"], "retail": ["0", "11", "16", "
 
 
 @pytest.fixture(scope="module")
-def data() -> TauData:
-    if default_root() is None:
-        pytest.skip("the tau-bench data folder (../shared/data) is not here")
-    return TauData.locate()
+def data(tau_data: TauData) -> TauData:
+    return tau_data
 
 
 def _forgotten(store: Store, runner: TauRunner) -> bool:

@@ -17,17 +17,20 @@ import copy
 from typing import Any
 
 from pydantic import BaseModel
-from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
 from flowstate.bench.tau.env import Environment, ToolError
 from flowstate.bench.tau.records import (
+    AIRPORTS,
     CabinClass,
     Certificate,
     FlightInfo,
+    FlightRef,
     FlightType,
     Insurance,
     Passenger,
+    PassengerRef,
     Payment,
+    PaymentRef,
     Reservation,
     ReservationFlight,
     dump,
@@ -38,44 +41,6 @@ INSURANCE_PER_PASSENGER = 30
 EXTRA_BAG = 50
 RESERVATION_IDS = ("HATHAT", "HATHAU", "HATHAV")
 CERTIFICATE_IDS = tuple(f"certificate_{n}" for n in (3221322, 3221323, 3221324))
-AIRPORTS = (
-    ("SFO", "San Francisco"),
-    ("JFK", "New York"),
-    ("LAX", "Los Angeles"),
-    ("ORD", "Chicago"),
-    ("DFW", "Dallas"),
-    ("DEN", "Denver"),
-    ("SEA", "Seattle"),
-    ("ATL", "Atlanta"),
-    ("MIA", "Miami"),
-    ("BOS", "Boston"),
-    ("PHX", "Phoenix"),
-    ("IAH", "Houston"),
-    ("LAS", "Las Vegas"),
-    ("MCO", "Orlando"),
-    ("EWR", "Newark"),
-    ("CLT", "Charlotte"),
-    ("MSP", "Minneapolis"),
-    ("DTW", "Detroit"),
-    ("PHL", "Philadelphia"),
-    ("LGA", "LaGuardia"),
-)
-
-
-class FlightRef(TypedDict):
-    flight_number: str
-    date: str  # YYYY-MM-DD
-
-
-class PassengerRef(TypedDict):
-    first_name: str
-    last_name: str
-    dob: str  # YYYY-MM-DD
-
-
-class PaymentRef(TypedDict):
-    payment_id: str
-    amount: int
 
 
 class AirlineEnv(Environment):

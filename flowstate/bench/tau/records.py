@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
+from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
 CabinClass = Literal["business", "economy", "basic_economy"]
 FlightType = Literal["round_trip", "one_way"]
@@ -28,6 +29,49 @@ def dump(model: BaseModel) -> dict[str, Any]:
 
 
 # -- airline ---------------------------------------------------------------------------------
+
+# The original's airports are a fixed list in its code, not in its database.
+AIRPORTS = (
+    ("SFO", "San Francisco"),
+    ("JFK", "New York"),
+    ("LAX", "Los Angeles"),
+    ("ORD", "Chicago"),
+    ("DFW", "Dallas"),
+    ("DEN", "Denver"),
+    ("SEA", "Seattle"),
+    ("ATL", "Atlanta"),
+    ("MIA", "Miami"),
+    ("BOS", "Boston"),
+    ("PHX", "Phoenix"),
+    ("IAH", "Houston"),
+    ("LAS", "Las Vegas"),
+    ("MCO", "Orlando"),
+    ("EWR", "Newark"),
+    ("CLT", "Charlotte"),
+    ("MSP", "Minneapolis"),
+    ("DTW", "Detroit"),
+    ("PHL", "Philadelphia"),
+    ("LGA", "LaGuardia"),
+)
+
+
+# What the tools' schemas show the model (they validate nothing: see env.py).
+
+
+class FlightRef(TypedDict):
+    flight_number: str
+    date: str  # YYYY-MM-DD
+
+
+class PassengerRef(TypedDict):
+    first_name: str
+    last_name: str
+    dob: str  # YYYY-MM-DD
+
+
+class PaymentRef(TypedDict):
+    payment_id: str
+    amount: int
 
 
 class Name(BaseModel):

@@ -14,6 +14,7 @@ items, every changed item takes the price and options of the LAST new item. The 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from flowstate.bench.tau.env import Environment, ToolError
@@ -21,6 +22,40 @@ from flowstate.bench.tau.records import OrderPayment, UserAddress, dump
 
 CancelReason = Literal["no longer needed", "ordered by mistake"]
 CANCEL_REASONS = frozenset({"no longer needed", "ordered by mistake"})
+
+
+@dataclass(frozen=True)
+class SwapRules:
+    """Where the original's modification and exchange of items differ: the status, the
+    wording, whether a swap for the same id is refused, whether the difference is rounded."""
+
+    status: str
+    wrong_status: str
+    missing: str  # with {item_id}
+    lengths_differ: str
+    short_gift_card: str
+    distinct: bool
+    rounded: bool
+
+
+MODIFY = SwapRules(
+    status="pending",
+    wrong_status="Non-pending order cannot be modified",
+    missing="{item_id} not found",
+    lengths_differ="The number of items to be exchanged should match",
+    short_gift_card="Insufficient gift card balance to pay for the new item",
+    distinct=True,
+    rounded=False,
+)
+EXCHANGE = SwapRules(
+    status="delivered",
+    wrong_status="Non-delivered order cannot be exchanged",
+    missing="Number of {item_id} not found.",
+    lengths_differ="The number of items to be exchanged should match.",
+    short_gift_card="Insufficient gift card balance to pay for the price difference",
+    distinct=False,
+    rounded=True,
+)
 
 
 class RetailEnv(Environment):
@@ -187,17 +222,9 @@ class RetailEnv(Environment):
         """Change items of a pending order to other available options of the same products,
         ALL in this one call (it can be made once per order). The price difference is paid or
         refunded with a method from the profile."""
-        order = self._order(order_id)
-        if order["status"] != "pending":
-            raise ToolError("Non-pending order cannot be modified")
-        self._check_items(order, item_ids, lambda item_id: f"{item_id} not found")
-        if len(item_ids) != len(new_item_ids):
-            raise ToolError("The number of items to be exchanged should match")
-        difference, variants = self._swaps(order, item_ids, new_item_ids, distinct=True)
-        method = self._method(order["user_id"], payment_method_id)
-        if method["source"] == "gift_card" and method["balance"] < difference:
-            raise ToolError("Insufficient gift card balance to pay for the new item")
-        order = self.edit("orders", order_id)
+        order, difference, variants = self._priced_swaps(
+            MODIFY, order_id, item_ids, new_item_ids, payment_method_id
+        )
         payment = OrderPayment(
             transaction_type="payment" if difference > 0 else "refund",
             amount=abs(difference),
@@ -229,7 +256,7 @@ class RetailEnv(Environment):
         original = order["payment_history"][0]["payment_method_id"]
         if method["source"] != "gift_card" and payment_method_id != original:
             raise ToolError("Payment method should be the original payment method")
-        self._check_items(order, item_ids, lambda item_id: "Some item not found")
+        self._check_items(order, item_ids, "Some item not found")
         order = self.edit("orders", order_id)
         order["status"] = "return requested"
         order["return_items"] = sorted(item_ids)
@@ -242,18 +269,9 @@ class RetailEnv(Environment):
         """Exchange items of a delivered order for other available options of the same
         products, ALL in this one call. The price difference is paid or refunded with a method
         from the profile."""
-        order = self._order(order_id)
-        if order["status"] != "delivered":
-            raise ToolError("Non-delivered order cannot be exchanged")
-        self._check_items(order, item_ids, lambda item_id: f"Number of {item_id} not found.")
-        if len(item_ids) != len(new_item_ids):
-            raise ToolError("The number of items to be exchanged should match.")
-        difference, _ = self._swaps(order, item_ids, new_item_ids, distinct=False)
-        difference = round(difference, 2)
-        method = self._method(order["user_id"], payment_method_id)
-        if method["source"] == "gift_card" and method["balance"] < difference:
-            raise ToolError("Insufficient gift card balance to pay for the price difference")
-        order = self.edit("orders", order_id)
+        order, difference, _ = self._priced_swaps(
+            EXCHANGE, order_id, item_ids, new_item_ids, payment_method_id
+        )
         order["status"] = "exchange requested"
         order["exchange_items"] = sorted(item_ids)
         order["exchange_new_items"] = sorted(new_item_ids)
@@ -305,12 +323,36 @@ class RetailEnv(Environment):
         method["balance"] = round(method["balance"] + amount, 2)
 
     @staticmethod
-    def _check_items(order: dict[str, Any], item_ids: list[str], problem: Any) -> None:
+    def _check_items(order: dict[str, Any], item_ids: list[str], problem: str) -> None:
         """Every id asked for is in the order at least as many times as it is asked for."""
         in_order = [i["item_id"] for i in order["items"]]
         for item_id in item_ids:
             if item_ids.count(item_id) > in_order.count(item_id):
-                raise ToolError(problem(item_id))
+                raise ToolError(problem.format(item_id=item_id))
+
+    def _priced_swaps(
+        self,
+        rules: SwapRules,
+        order_id: str,
+        item_ids: list[str],
+        new_item_ids: list[str],
+        payment_method_id: str,
+    ) -> tuple[dict[str, Any], Any, list[dict[str, Any]]]:
+        """The checks a modification or an exchange makes, in the original's order; then the
+        order (this environment's copy), the price difference and the new variants."""
+        order = self._order(order_id)
+        if order["status"] != rules.status:
+            raise ToolError(rules.wrong_status)
+        self._check_items(order, item_ids, rules.missing)
+        if len(item_ids) != len(new_item_ids):
+            raise ToolError(rules.lengths_differ)
+        difference, variants = self._swaps(order, item_ids, new_item_ids, rules.distinct)
+        if rules.rounded:
+            difference = round(difference, 2)
+        method = self._method(order["user_id"], payment_method_id)
+        if method["source"] == "gift_card" and method["balance"] < difference:
+            raise ToolError(rules.short_gift_card)
+        return self.edit("orders", order_id), difference, variants
 
     def _swaps(
         self, order: dict[str, Any], item_ids: list[str], new_item_ids: list[str], distinct: bool

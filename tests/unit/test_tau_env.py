@@ -187,6 +187,9 @@ def test_bookings_take_the_originals_ids_and_seats_and_pay_as_asked(data: TauDat
     assert env.db["users"]["mia_li_3668"]["reservations"][-3:] == ["HATHAT", "HATHAU", "HATHAV"]
     last = env.call("book_reservation", {**MIA, "payment_methods": card})
     assert last.output == "Error: Too many reservations"
+    six = {**MIA, "passengers": MIA["passengers"] * 6}  # the policy's limit is five
+    six["payment_methods"] = [{"payment_id": "credit_card_4421486", "amount": 6 * 255}]
+    assert not make_env("airline", data).call("book_reservation", six).is_error
     assert _seats(env, "HAT136") == before - 3
 
 
@@ -287,6 +290,10 @@ def test_retail_executes_what_the_policy_forbids_but_the_api_allows(data: TauDat
     empty = {"order_id": delivered, "item_ids": [], "payment_method_id": original}
     assert not env.call("return_delivered_order_items", empty).is_error
     assert env.db["orders"][delivered]["return_items"] == []
+    same = {"order_id": "#W4817420", "item_ids": ["6777246137"], "new_item_ids": ["6777246137"]}
+    card = env.db["orders"]["#W4817420"]["payment_history"][0]["payment_method_id"]
+    exchanged = env.call("exchange_delivered_order_items", {**same, "payment_method_id": card})
+    assert json.loads(exchanged.output)["exchange_price_difference"] == 0.0
 
 
 def test_multi_item_modify_keeps_the_original_bug_unless_fixed(data: TauData) -> None:

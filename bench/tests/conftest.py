@@ -1,5 +1,20 @@
 """The benchmarks' tests reuse the library's real-Neo4j fixtures: one server per session,
 one namespace per test."""
 
+import os
+from pathlib import Path
+
+import pytest
+
+from flowstate_bench.tau.data import TauData
 from tests.conftest import namespace, neo4j_settings  # noqa: F401
 from tests.neo4j.conftest import other_repo, raw, repo, store  # noqa: F401
+
+
+@pytest.fixture(scope="session")
+def tau_data() -> TauData:
+    """The tau-bench data folder named by FLOWSTATE_TAU_DATA (`.ci/run` sets it)."""
+    root = os.environ.get("FLOWSTATE_TAU_DATA")
+    if not root:
+        pytest.skip("FLOWSTATE_TAU_DATA is not set: no tau-bench data folder to test with")
+    return TauData(Path(root))

@@ -30,7 +30,7 @@ def test_library_and_its_tests_never_import_the_benchmarks() -> None:
         offenders = sorted(
             f"{path}: {module}"
             for path, module in _imported_modules(folder)
-            if module.split(".")[0] == "flowstate_bench" or module.startswith("flowstate.bench")
+            if module.split(".")[0] == "flowstate_bench" or module.startswith("flowstate_bench")
         )
         assert offenders == []
 
@@ -47,7 +47,7 @@ def test_library_wheel_holds_no_benchmark_fuzz_or_fault_module(tmp_path: Path) -
     offenders = [
         n
         for n in shipped
-        if n.startswith(("flowstate_bench/", "flowstate/bench/"))
+        if n.startswith(("flowstate_bench/", "flowstate_bench/"))
         or any(word in Path(n).name for word in ("fuzz", "fault", "tau", "bench"))
     ]
     assert offenders == []

@@ -1,17 +1,18 @@
 """tau-bench (the tau2 "tau3" airline and retail domains) with FlowState and its baselines.
 
-The environments are written here from the data and the domains' policy documents; only the
-data files come from the benchmark (see `data.py` for where they are looked for).
+The environments are our own code and behave as the original's, call for call (checked by
+replaying its recorded episodes: `parity.py`); only the data files come from the benchmark,
+from a folder given explicitly (`--data DIR` or `FLOWSTATE_TAU_DATA`).
 
 >>> from flowstate_bench.tau import RunConfig, TauData, TauRunner          # doctest: +SKIP
->>> data = TauData.locate()                  # ../shared/data, or TauData(path)   # doctest: +SKIP
+>>> data = TauData(Path("../shared/data"))                                     # doctest: +SKIP
 >>> config = RunConfig(domain="retail", strategies=["full", "bm25"], limit=5)  # doctest: +SKIP
 >>> convs = TauRunner(config, data).run()    # the scripted oracle, offline        # doctest: +SKIP
 >>> [c.score.reward for c in convs]                                             # doctest: +SKIP
 """
 
 from flowstate_bench.tau.data import DOMAINS, Action, Snapshot, Task, TauData, db_hash
-from flowstate_bench.tau.env import Environment, ToolCallRecord, make_env
+from flowstate_bench.tau.env import Environment, EnvOptions, ToolCallRecord, make_env
 from flowstate_bench.tau.runner import Conversation, RunConfig, TauRunner
 from flowstate_bench.tau.scoring import Scorer, TaskScore, pass_hat_k, score_task
 from flowstate_bench.tau.strategies import STRATEGIES
@@ -21,6 +22,7 @@ __all__ = [
     "STRATEGIES",
     "Action",
     "Conversation",
+    "EnvOptions",
     "Environment",
     "RunConfig",
     "Scorer",

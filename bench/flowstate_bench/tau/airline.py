@@ -1,63 +1,66 @@
-"""The airline domain, written from its policy.md: look-ups, bookings, changes, cancellations.
+"""The airline domain, behaving as the original τ³ environment does, call for call.
 
-The policy says which rules the API itself enforces (payment limits, balances, seats, bag
-and passenger counts) and which it leaves to the agent ("The API does not check these"):
-cancellation eligibility, basic-economy changes and flown segments are the agent's to check,
-so they are not checked here either.
+The API checks only what the original's checks: ids exist, flights are available with
+enough seats, payment methods exist with enough balance, payments add up. Everything the
+policy leaves to the agent ("The API does not check these") executes: a second certificate,
+six passengers, fewer bags, a cancelled reservation changed or cancelled again. Those are the
+agent's failures, which the benchmark's database comparison catches.
+
+Seats are taken by a booking only; a flight change or a cancellation does not give or take
+any (as in the original). Gift card balances are not rounded. New ids are the original's
+fixed sequences: reservations HATHAT, HATHAU, HATHAV; certificates certificate_3221322..4.
 """
 
 from __future__ import annotations
 
-from datetime import date as Date
-from datetime import timedelta
-from typing import Any, Literal
+import copy
+from typing import Any
 
-from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
+from pydantic import BaseModel
 
-from flowstate_bench.tau.env import Environment, ToolError, stable_code, stable_id
+from flowstate_bench.tau.env import Environment, ToolError
+from flowstate_bench.tau.records import (
+    AIRPORTS,
+    CabinClass,
+    Certificate,
+    FlightInfo,
+    FlightRef,
+    FlightType,
+    Insurance,
+    Passenger,
+    PassengerRef,
+    Payment,
+    PaymentRef,
+    Reservation,
+    ReservationFlight,
+    dump,
+)
 
 NOW = "2024-05-15T15:00:00"  # "The current time is 2024-05-15 15:00:00 EST."
-MAX_PASSENGERS = 5
 INSURANCE_PER_PASSENGER = 30
 EXTRA_BAG = 50
-PAYMENT_LIMITS = {"certificate": 1, "credit_card": 1, "gift_card": 3}
-
-Cabin = Literal["basic_economy", "economy", "business"]
-
-
-class FlightRef(TypedDict):
-    flight_number: str
-    date: str  # YYYY-MM-DD
-
-
-class Passenger(TypedDict):
-    first_name: str
-    last_name: str
-    dob: str  # YYYY-MM-DD
-
-
-class Payment(TypedDict):
-    payment_id: str
-    amount: int | float
+RESERVATION_IDS = ("HATHAT", "HATHAU", "HATHAV")
+CERTIFICATE_IDS = tuple(f"certificate_{n}" for n in (3221322, 3221323, 3221324))
 
 
 class AirlineEnv(Environment):
     domain = "airline"
+    TOOLKIT = "AirlineTools"
     TOOLS = (
-        "get_user_details",
+        "book_reservation",
+        "calculate",
+        "cancel_reservation",
         "get_reservation_details",
+        "get_user_details",
         "list_all_airports",
         "search_direct_flight",
         "search_onestop_flight",
-        "get_flight_status",
-        "book_reservation",
-        "cancel_reservation",
+        "send_certificate",
+        "transfer_to_human_agents",
         "update_reservation_baggages",
         "update_reservation_flights",
         "update_reservation_passengers",
-        "send_certificate",
-        "calculate",
-        "transfer_to_human_agents",
+        "get_flight_status",
     )
     WRITE_TOOLS = frozenset(
         {
@@ -82,38 +85,28 @@ class AirlineEnv(Environment):
         creation time and status."""
         return self._reservation(reservation_id)
 
-    def list_all_airports(self) -> list[str]:
-        """The IATA codes of every airport served."""
-        ends = {f[k] for f in self.db["flights"].values() for k in ("origin", "destination")}
-        return sorted(ends)
+    def list_all_airports(self) -> list[dict[str, str]]:
+        """Every airport served: IATA code and city."""
+        return [{"iata": iata, "city": city} for iata, city in AIRPORTS]
 
     def search_direct_flight(self, origin: str, destination: str, date: str) -> list[dict]:
         """Direct flights between two airports (IATA codes) that can be booked on a date
         (YYYY-MM-DD), with seats left and prices per cabin."""
-        return [
-            self._offer(f, date)
-            for f in self.db["flights"].values()
-            if f["origin"] == origin and f["destination"] == destination and _bookable(f, date)
-        ]
+        return self._direct(date, origin, destination)
 
     def search_onestop_flight(self, origin: str, destination: str, date: str) -> list[list]:
-        """Connections with one stop, departing on a date (YYYY-MM-DD): pairs of flights where
-        the second leaves the stop after the first lands (the next day when it lands +1)."""
+        """Connections with one stop departing on a date (YYYY-MM-DD): pairs of flights where
+        the second leaves the stop no earlier than the first lands (the next day when the
+        first lands +1)."""
         found = []
-        for first in self.db["flights"].values():
-            if first["origin"] != origin or not _bookable(first, date):
-                continue
+        for first in self._direct(date, origin, None):
+            first["date"] = date
             arrival = first["scheduled_arrival_time_est"]
-            next_day = arrival.endswith("+1")
-            leg_date = _shift(date, 1) if next_day else date
-            for second in self.db["flights"].values():
-                if (
-                    second["origin"] == first["destination"]
-                    and second["destination"] == destination
-                    and second["scheduled_departure_time_est"] > arrival.removesuffix("+1")
-                    and _bookable(second, leg_date)
-                ):
-                    found.append([self._offer(first, date), self._offer(second, leg_date)])
+            # As the original: the next day is "2024-05-<day + 1>", unpadded, May only.
+            next_date = f"2024-05-{int(date[-2:]) + 1}" if "+1" in arrival else date
+            for second in self._direct(next_date, first["destination"], destination, arrival):
+                second["date"] = next_date
+                found.append([first, second])
         return found
 
     def get_flight_status(self, flight_number: str, date: str) -> str:
@@ -128,62 +121,93 @@ class AirlineEnv(Environment):
         user_id: str,
         origin: str,
         destination: str,
-        flight_type: Literal["one_way", "round_trip"],
-        cabin: Cabin,
+        flight_type: FlightType,
+        cabin: CabinClass,
         flights: list[FlightRef],
-        passengers: list[Passenger],
-        payment_methods: list[Payment],
+        passengers: list[PassengerRef],
+        payment_methods: list[PaymentRef],
         total_baggages: int,
         nonfree_baggages: int,
-        insurance: Literal["yes", "no"],
+        insurance: Insurance,
     ) -> dict[str, Any]:
-        """Book a reservation: every passenger on the same flights in one cabin. The payments
-        (methods from the user's profile; at most 1 certificate, 1 credit card, 3 gift cards)
-        must add up to the total: fares x passengers, 30 per passenger for insurance, 50 per
-        non-free bag."""
-        user = self._user(user_id, edit=True)
-        if not 1 <= len(passengers) <= MAX_PASSENGERS:
-            raise ToolError(f"a reservation has 1 to {MAX_PASSENGERS} passengers")
-        if not flights:
-            raise ToolError("a reservation needs at least one flight")
-        _check_bags(total_baggages, nonfree_baggages)
-        segments = [self._segment(f, cabin, len(passengers)) for f in flights]
-        total = sum(s["price"] for s in segments) * len(passengers) + EXTRA_BAG * nonfree_baggages
+        """Book a reservation: every passenger on the same flights in one cabin, paid with
+        methods from the user's profile. The payments must add up to the total: fares x
+        passengers, 30 per passenger for insurance, 50 per non-free bag."""
+        flights = _models(FlightInfo, flights)
+        passengers = _models(Passenger, passengers)
+        payment_methods = _models(Payment, payment_methods)
+        user = self._user(user_id)
+        reservation_id = next((r for r in RESERVATION_IDS if r not in self.db["reservations"]), "")
+        if not reservation_id:
+            raise ToolError("Too many reservations")
+        reservation = Reservation(
+            reservation_id=reservation_id,
+            user_id=user_id,
+            origin=origin,
+            destination=destination,
+            flight_type=flight_type,
+            cabin=cabin,
+            flights=[],
+            passengers=copy.deepcopy(passengers),
+            payment_history=copy.deepcopy(payment_methods),
+            created_at=NOW,
+            total_baggages=total_baggages,
+            nonfree_baggages=nonfree_baggages,
+            insurance=insurance,
+        )
+        total_price: Any = 0
+        taken = []
+        for info in flights:
+            number = info.flight_number
+            flight = self._flight(number)
+            day = self._flight_day(number, info.date)
+            if day["status"] != "available":
+                raise ToolError(f"Flight {number} not available on date {info.date}")
+            if day["available_seats"][cabin] < len(passengers):
+                raise ToolError(f"Not enough seats on flight {number}")
+            price = day["prices"][cabin]
+            reservation.flights.append(_segment(flight, info.date, price))
+            taken.append((number, info.date))
+            total_price += price * len(passengers)
         if insurance == "yes":
-            total += INSURANCE_PER_PASSENGER * len(passengers)
-        self._charge_booking(user, payment_methods, total)
-        for s in segments:
-            self._take_seats(s, cabin, len(passengers))
-        rid = self._new_reservation_id(user_id)
-        reservation = {
-            "reservation_id": rid,
-            "user_id": user_id,
-            "origin": origin,
-            "destination": destination,
-            "flight_type": flight_type,
-            "cabin": cabin,
-            "flights": segments,
-            "passengers": [dict(p) for p in passengers],
-            "payment_history": [dict(p) for p in payment_methods],
-            "created_at": NOW,
-            "total_baggages": total_baggages,
-            "nonfree_baggages": nonfree_baggages,
-            "insurance": insurance,
-        }
-        self.db["reservations"][rid] = reservation
-        user["reservations"].append(rid)
-        return reservation
+            total_price += INSURANCE_PER_PASSENGER * len(passengers)
+        total_price += EXTRA_BAG * nonfree_baggages
+        for payment in payment_methods:
+            pid = payment.payment_id
+            if pid not in user["payment_methods"]:
+                raise ToolError(f"Payment method {pid} not found")
+            method = user["payment_methods"][pid]
+            if (
+                method["source"] in ("gift_card", "certificate")
+                and method["amount"] < payment.amount
+            ):
+                raise ToolError(f"Not enough balance in payment method {pid}")
+        paid = sum(p.amount for p in payment_methods)
+        if paid != total_price:
+            raise ToolError(
+                f"Payment amount does not add up, total price is {total_price}, but paid {paid}"
+            )
+        user = self.edit("users", user_id)
+        for payment in payment_methods:
+            method = user["payment_methods"][payment.payment_id]
+            if method["source"] == "gift_card":
+                method["amount"] -= payment.amount
+            elif method["source"] == "certificate":
+                user["payment_methods"].pop(payment.payment_id)
+        for number, date in taken:
+            self.edit("flights", number)["dates"][date]["available_seats"][cabin] -= len(passengers)
+        record = dump(reservation)
+        self.add("reservations", reservation_id, record)
+        user["reservations"].append(reservation_id)
+        return record
 
     def cancel_reservation(self, reservation_id: str) -> dict[str, Any]:
-        """Cancel a whole reservation; every payment is refunded to its method in 5 to 7
-        business days. Check the policy's cancellation rules BEFORE calling: this does not."""
+        """Cancel a whole reservation: every payment is refunded to its method. Check the
+        policy's cancellation rules BEFORE calling: this does not."""
         res = self._reservation(reservation_id, edit=True)
-        if res.get("status") == "cancelled":
-            raise ToolError(f"reservation {reservation_id} is already cancelled")
         refunds = [
-            {"payment_id": p["payment_id"], "amount": -p["amount"]}
+            dump(Payment(payment_id=p["payment_id"], amount=-p["amount"]))
             for p in res["payment_history"]
-            if p["amount"] > 0
         ]
         res["payment_history"].extend(refunds)
         res["status"] = "cancelled"
@@ -192,177 +216,171 @@ class AirlineEnv(Environment):
     def update_reservation_baggages(
         self, reservation_id: str, total_baggages: int, nonfree_baggages: int, payment_id: str
     ) -> dict[str, Any]:
-        """Set a reservation's checked bags (bags can be added, never removed). Each added
-        non-free bag costs 50, paid with a method from the user's profile."""
-        res = self._active(reservation_id, edit=True)
-        _check_bags(total_baggages, nonfree_baggages)
-        if total_baggages < res["total_baggages"] or nonfree_baggages < res["nonfree_baggages"]:
-            raise ToolError("checked bags can be added but not removed")
-        cost = EXTRA_BAG * (nonfree_baggages - res["nonfree_baggages"])
-        if cost:
-            self._pay(self._user(res["user_id"], edit=True), payment_id, cost, single=True)
-            res["payment_history"].append({"payment_id": payment_id, "amount": cost})
+        """Set a reservation's checked bags. Each added non-free bag costs 50, paid with a
+        gift card or credit card from the user's profile."""
+        res = self._reservation(reservation_id, edit=True)
+        self._user(res["user_id"])
+        price = EXTRA_BAG * max(0, nonfree_baggages - res["nonfree_baggages"])
+        self._pay_change(res, payment_id, price)
         res["total_baggages"], res["nonfree_baggages"] = total_baggages, nonfree_baggages
         return res
 
     def update_reservation_flights(
-        self, reservation_id: str, cabin: Cabin, flights: list[FlightRef], payment_id: str
+        self, reservation_id: str, cabin: CabinClass, flights: list[FlightRef], payment_id: str
     ) -> dict[str, Any]:
         """Replace a reservation's flights and/or cabin (give ALL flights, kept ones too). A kept
         flight in the same cabin keeps its price; others are priced now. The difference for all
-        passengers is paid or refunded with one gift card or credit card from the profile."""
-        res = self._active(reservation_id, edit=True)
+        passengers is paid or refunded with a gift card or credit card from the profile."""
+        flights = _models(FlightInfo, flights)
+        res = self._reservation(reservation_id, edit=True)
+        self._user(res["user_id"])
         n = len(res["passengers"])
-        kept = {(s["flight_number"], s["date"]): s for s in res["flights"]}
+        total_price: Any = 0
         segments = []
-        for f in flights:
-            old = kept.get((f["flight_number"], f["date"]))
-            if old is not None and cabin == res["cabin"]:
-                segments.append(dict(old))
-            else:
-                segments.append(self._segment(f, cabin, n))
-        difference = (
-            sum(s["price"] for s in segments) - sum(s["price"] for s in res["flights"])
-        ) * n
-        user = self._user(res["user_id"], edit=True)
-        method = self._method(user, payment_id)
-        if method["source"] not in ("gift_card", "credit_card"):
-            raise ToolError("a flight change is paid or refunded with a gift card or credit card")
-        self._pay(user, payment_id, difference, single=True)
-        for s, f in zip(segments, flights, strict=True):
-            if (f["flight_number"], f["date"]) not in kept or cabin != res["cabin"]:
-                self._take_seats(s, cabin, n)
-        if difference:
-            res["payment_history"].append({"payment_id": payment_id, "amount": difference})
+        for info in flights:
+            kept = next(
+                (
+                    s
+                    for s in res["flights"]
+                    if s["flight_number"] == info.flight_number
+                    and s["date"] == info.date
+                    and cabin == res["cabin"]
+                ),
+                None,
+            )
+            if kept is not None:
+                total_price += kept["price"] * n
+                segments.append(kept)
+                continue
+            flight = self._flight(info.flight_number)
+            day = self._flight_day(info.flight_number, info.date)
+            if day["status"] != "available":
+                raise ToolError(f"Flight {info.flight_number} not available on date {info.date}")
+            if day["available_seats"][cabin] < n:
+                raise ToolError(f"Not enough seats on flight {info.flight_number}")
+            segment = _segment(flight, info.date, day["prices"][cabin])
+            total_price += segment.price * n
+            segments.append(dump(segment))
+        total_price -= sum(s["price"] for s in res["flights"]) * n
+        self._pay_change(res, payment_id, total_price)
         res["flights"], res["cabin"] = segments, cabin
         return res
 
     def update_reservation_passengers(
-        self, reservation_id: str, passengers: list[Passenger]
+        self, reservation_id: str, passengers: list[PassengerRef]
     ) -> dict[str, Any]:
         """Replace the passengers' details; the number of passengers cannot change."""
-        res = self._active(reservation_id, edit=True)
+        passengers = _models(Passenger, passengers)
+        res = self._reservation(reservation_id, edit=True)
         if len(passengers) != len(res["passengers"]):
-            raise ToolError(
-                f"the reservation has {len(res['passengers'])} passengers; the number of "
-                "passengers cannot be changed"
-            )
-        res["passengers"] = [dict(p) for p in passengers]
+            raise ToolError("Number of passengers does not match")
+        res["passengers"] = [_plain(p) for p in passengers]
         return res
 
-    def send_certificate(self, user_id: str, amount: int | float) -> str:
+    def send_certificate(self, user_id: str, amount: int) -> str:
         """Give a user a travel certificate of an amount, as compensation."""
-        user = self._user(user_id, edit=True)
-        if amount <= 0:
-            raise ToolError("a certificate amount must be positive")
-        cid = stable_id("certificate_", user_id, len(user["payment_methods"]), amount)
-        user["payment_methods"][cid] = {"source": "certificate", "amount": amount, "id": cid}
-        return f"Certificate {cid} of {amount} added to user {user_id}"
+        user = self._user(user_id)
+        for cid in CERTIFICATE_IDS:
+            if cid not in user["payment_methods"]:
+                certificate = dump(Certificate(id=cid, amount=amount, source="certificate"))
+                self.edit("users", user_id)["payment_methods"][cid] = certificate
+                return f"Certificate {cid} added to user {user_id} with amount {amount}."
+        raise ToolError("Too many certificates")
 
     # -- helpers ----------------------------------------------------------------------------
 
     # `edit=True` hands out the environment's own copy of a record, to be changed.
 
-    def _user(self, user_id: str, edit: bool = False) -> dict[str, Any]:
+    def _user(self, user_id: str) -> dict[str, Any]:
         if user_id not in self.db["users"]:
-            raise ToolError(f"user {user_id} not found")
-        return self.edit("users", user_id) if edit else self.db["users"][user_id]
+            raise ToolError(f"User {user_id} not found")
+        return self.db["users"][user_id]
 
     def _reservation(self, reservation_id: str, edit: bool = False) -> dict[str, Any]:
         if reservation_id not in self.db["reservations"]:
-            raise ToolError(f"reservation {reservation_id} not found")
-        table = self.db["reservations"]
-        return self.edit("reservations", reservation_id) if edit else table[reservation_id]
+            raise ToolError(f"Reservation {reservation_id} not found")
+        if edit:
+            return self.edit("reservations", reservation_id)
+        return self.db["reservations"][reservation_id]
 
-    def _active(self, reservation_id: str, edit: bool = False) -> dict[str, Any]:
-        res = self._reservation(reservation_id, edit)
-        if res.get("status") == "cancelled":
-            raise ToolError(f"reservation {reservation_id} is cancelled")
-        return res
+    def _flight(self, flight_number: str) -> dict[str, Any]:
+        if flight_number not in self.db["flights"]:
+            raise ToolError(f"Flight {flight_number} not found")
+        return self.db["flights"][flight_number]
 
     def _flight_day(self, flight_number: str, date: str) -> dict[str, Any]:
-        flight = self.db["flights"].get(flight_number)
-        if flight is None:
-            raise ToolError(f"flight {flight_number} not found")
-        day = flight["dates"].get(date)
-        if day is None:
-            raise ToolError(f"flight {flight_number} does not fly on {date}")
-        return day
+        flight = self._flight(flight_number)
+        if date not in flight["dates"]:
+            raise ToolError(f"Flight {flight_number} not found on date {date}")
+        return flight["dates"][date]
 
-    def _offer(self, flight: dict[str, Any], date: str) -> dict[str, Any]:
-        day = flight["dates"][date]
-        info = {k: v for k, v in flight.items() if k != "dates"}
-        return {**info, "date": date, **day}
+    def _direct(
+        self,
+        date: str,
+        origin: str | None,
+        destination: str | None,
+        leave_after: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Bookable flights on a date, as search results (the date left null)."""
+        found = []
+        for f in self.db["flights"].values():
+            if (
+                (origin is None or f["origin"] == origin)
+                and (destination is None or f["destination"] == destination)
+                and date in f["dates"]
+                and f["dates"][date]["status"] == "available"
+                and (leave_after is None or f["scheduled_departure_time_est"] >= leave_after)
+            ):
+                day = f["dates"][date]
+                found.append(
+                    {
+                        "flight_number": f["flight_number"],
+                        "origin": f["origin"],
+                        "destination": f["destination"],
+                        "status": "available",
+                        "scheduled_departure_time_est": f["scheduled_departure_time_est"],
+                        "scheduled_arrival_time_est": f["scheduled_arrival_time_est"],
+                        "date": None,
+                        "available_seats": day["available_seats"],
+                        "prices": day["prices"],
+                    }
+                )
+        return found
 
-    def _segment(self, ref: FlightRef, cabin: str, seats: int) -> dict[str, Any]:
-        number, date = ref["flight_number"], ref["date"]
-        day = self._flight_day(number, date)
-        if day["status"] != "available":
-            raise ToolError(f"flight {number} on {date} cannot be booked: {day['status']}")
-        if day["available_seats"][cabin] < seats:
-            raise ToolError(f"flight {number} on {date} has not {seats} {cabin} seats left")
-        flight = self.db["flights"][number]
-        return {
-            "origin": flight["origin"],
-            "destination": flight["destination"],
-            "flight_number": number,
-            "date": date,
-            "price": day["prices"][cabin],
-        }
-
-    def _take_seats(self, segment: dict[str, Any], cabin: str, seats: int) -> None:
-        flight = self.edit("flights", segment["flight_number"])
-        flight["dates"][segment["date"]]["available_seats"][cabin] -= seats
-
-    def _method(self, user: dict[str, Any], payment_id: str) -> dict[str, Any]:
-        method = user["payment_methods"].get(payment_id)
-        if method is None:
-            raise ToolError(f"payment method {payment_id} is not in the user's profile")
-        return method
-
-    def _charge_booking(self, user: dict[str, Any], payments: list[Payment], total: float) -> None:
-        methods = [self._method(user, p["payment_id"]) for p in payments]
-        for source, limit in PAYMENT_LIMITS.items():
-            if sum(m["source"] == source for m in methods) > limit:
-                raise ToolError(f"at most {limit} {source.replace('_', ' ')} per reservation")
-        paid = sum(p["amount"] for p in payments)
-        if abs(paid - total) > 1e-6:
-            raise ToolError(f"the payments add up to {paid}, but the total price is {total}")
-        for p, m in zip(payments, methods, strict=True):
-            if m["source"] in ("gift_card", "certificate") and p["amount"] > m["amount"]:
-                raise ToolError(f"{p['payment_id']} has only {m['amount']} left")
-        for p in payments:
-            self._pay(user, p["payment_id"], p["amount"], single=False)
-
-    def _pay(self, user: dict[str, Any], payment_id: str, amount: float, single: bool) -> None:
-        """Take `amount` (or refund it, when negative) from a balance-carrying method."""
-        method = self._method(user, payment_id)
+    def _pay_change(self, res: dict[str, Any], payment_id: str, price: Any) -> None:
+        """Pay (or refund, when negative) a change with one method of the reservation's user;
+        a zero price leaves no payment line."""
+        methods = self.db["users"][res["user_id"]]["payment_methods"]
+        if payment_id not in methods:
+            raise ToolError("Payment method not found")
+        method = methods[payment_id]
         if method["source"] == "certificate":
-            if single:
-                raise ToolError("a travel certificate can only pay for a new booking")
-            # "The remaining amount of a travel certificate is not refundable": it is used up.
-            del user["payment_methods"][payment_id]
-        elif method["source"] == "gift_card":
-            if amount > method["amount"] + 1e-6:
-                raise ToolError(f"{payment_id} has only {method['amount']} left")
-            method["amount"] = round(method["amount"] - amount, 2)
-
-    def _new_reservation_id(self, user_id: str) -> str:
-        n = len(self.db["reservations"])
-        while (rid := stable_code(user_id, n)) in self.db["reservations"]:
-            n += 1
-        return rid
+            raise ToolError("Certificate cannot be used to update reservation")
+        if method["source"] == "gift_card" and method["amount"] < price:
+            raise ToolError("Gift card balance is not enough")
+        if method["source"] == "gift_card":
+            self.edit("users", res["user_id"])["payment_methods"][payment_id]["amount"] -= price
+        if price != 0:
+            res["payment_history"].append(dump(Payment(payment_id=payment_id, amount=price)))
 
 
-def _bookable(flight: dict[str, Any], date: str) -> bool:
-    day = flight["dates"].get(date)
-    return day is not None and day["status"] == "available"
+def _models(model: type[BaseModel], items: Any) -> Any:
+    """Objects given as dicts become `model`s (extra keys dropped, lax coercion); a list that
+    is not all dicts stays as given, as in the original."""
+    if all(isinstance(i, dict) for i in items):
+        return [model(**i) for i in items]
+    return items
 
 
-def _shift(day: str, days: int) -> str:
-    return (Date.fromisoformat(day) + timedelta(days=days)).isoformat()
+def _plain(value: Any) -> Any:
+    return dump(value) if isinstance(value, BaseModel) else copy.deepcopy(value)
 
 
-def _check_bags(total: int, nonfree: int) -> None:
-    if total < 0 or nonfree < 0 or nonfree > total:
-        raise ToolError("bags: 0 <= nonfree_baggages <= total_baggages")
+def _segment(flight: dict[str, Any], date: str, price: Any) -> ReservationFlight:
+    return ReservationFlight(
+        flight_number=flight["flight_number"],
+        origin=flight["origin"],
+        destination=flight["destination"],
+        date=date,
+        price=price,
+    )

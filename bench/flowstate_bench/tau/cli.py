@@ -54,7 +54,13 @@ def _strategies(ctx: click.Context, param: click.Parameter, value: str) -> list[
     "--data",
     type=click.Path(path_type=Path, file_okay=False),
     envvar="FLOWSTATE_TAU_DATA",
-    help="The data folder (holds tau2/ and tau-v1/); default ../shared/data next to the repo.",
+    help="The data folder (holds tau2/, tau-v1/, tau2-parity/); required, or FLOWSTATE_TAU_DATA.",
+)
+@click.option(
+    "--fix-multi-item-modify",
+    is_flag=True,
+    help="Departs from the original: each item of a multi-item modify_pending_order_items "
+    "gets its own new price and options (the original gives all the last one's).",
 )
 @click.option(
     "--out",
@@ -101,13 +107,14 @@ def tau(
     max_steps: int,
     bm25_k: int,
     temperature: float | None,
+    fix_multi_item_modify: bool,
     as_json: bool,
 ) -> None:
     """Run tau-bench tasks with FlowState and the baselines, and score them.
 
     \b
     Examples:
-      flowstate bench tau --domain airline --agent oracle --tasks 5
+      flowstate bench tau --data ../shared/data --domain airline --agent oracle --tasks 5
       flowstate bench tau --domain retail --split test --agent llm --model gpt-4o-mini --trials 4
     """
     tau_data = TauData.locate(data)
@@ -131,6 +138,7 @@ def tau(
         bm25_k=bm25_k,
         keep_memory=keep_memory,
         model_kwargs={} if temperature is None else {"temperature": temperature},
+        fix_multi_item_modify=fix_multi_item_modify,
     )
     console = Console(stderr=True)
     fs = _connect(console) if "flowstate" in strategies else None

@@ -1,8 +1,10 @@
 """The benchmark's data files: tasks, databases, policies and user-simulator guidelines.
 
 Only data is read here (MIT, copied unchanged); the environments are our own code. The data
-folder holds `tau2/<domain>/` and `tau-v1/airline/` (the airline tables, assembled as
-`{flights, reservations, users}`).
+folder is given explicitly (`--data DIR` or `FLOWSTATE_TAU_DATA`); it holds `tau2/<domain>/`,
+with the τ³ `db.json` of each domain. Without `tau2/airline/db.json`, the airline database is
+rebuilt from the tau-bench v1 tables in `tau-v1/airline/` (a fallback that differs from τ³ in
+two records). Every database is normalised to the original's record shapes (`records.py`).
 
 >>> db_hash({"b": 1, "a": "é"}) == db_hash({"a": "é", "b": 1})
 True
@@ -19,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowstate.errors import UsageError
+from flowstate_bench.tau.records import normalised
 
 DOMAINS = ("airline", "retail", "mock")
 AIRLINE_TABLES = ("flights", "reservations", "users")
@@ -157,12 +160,6 @@ class Task(BaseModel):
         )
 
 
-def default_root() -> Path | None:
-    """`../shared/data` next to the repository, when it is there."""
-    candidate = Path(__file__).resolve().parents[3].parent / "shared" / "data"
-    return candidate if (candidate / "tau2").is_dir() else None
-
-
 class TauData:
     """The data folder. Databases are loaded once and handed out as fresh copies."""
 
@@ -173,11 +170,13 @@ class TauData:
         self._snapshots: dict[str, Snapshot] = {}
 
     @classmethod
-    def locate(cls, root: Path | None = None) -> TauData:
-        found = root or default_root()
-        if found is None:
-            raise UsageError("no tau-bench data folder found: give one with --data DIR")
-        return cls(found)
+    def locate(cls, root: Path | None) -> TauData:
+        """The data folder given by `--data DIR` or `FLOWSTATE_TAU_DATA` (read by the caller)."""
+        if root is None:
+            raise UsageError(
+                "no tau-bench data folder: give one with --data DIR or FLOWSTATE_TAU_DATA"
+            )
+        return cls(root)
 
     def domain_dir(self, domain: str) -> Path:
         if domain not in DOMAINS:
@@ -212,8 +211,22 @@ class TauData:
         """The hash of the untouched database."""
         return self.snapshot(domain).hash
 
+    def db_source(self, domain: str) -> Path:
+        """Where the domain's database is read from: its τ³ `db.json`; for airline, when that
+        file is absent, the tau-bench v1 tables (`tau-v1/airline/`, the fallback)."""
+        staged = self.domain_dir(domain) / "db.json"
+        if domain == "airline" and not staged.is_file():
+            return self.root / "tau-v1" / "airline"
+        return staged
+
     def _load_db(self, domain: str) -> dict[str, Any]:
-        if domain == "airline":
-            folder = self.root / "tau-v1" / "airline"
-            return {t: json.loads((folder / f"{t}.json").read_text()) for t in AIRLINE_TABLES}
-        return json.loads((self.domain_dir(domain) / "db.json").read_text())
+        source = self.db_source(domain)
+        if source.is_dir():
+            # The v1 rebuild: flight HAT018 on 2024-05-11 reads `landed` (τ³: `delayed`) and
+            # reservation Z7GOZK is one-way (τ³: a round trip), so tasks 2, 19, 38 differ.
+            raw = {t: json.loads((source / f"{t}.json").read_text()) for t in AIRLINE_TABLES}
+            # v1 keys its users by id without repeating it in the record; τ³ repeats it.
+            raw["users"] = {uid: {"user_id": uid, **u} for uid, u in raw["users"].items()}
+        else:
+            raw = json.loads(source.read_text())
+        return normalised(domain, raw)

@@ -1,41 +1,48 @@
 """What every domain environment shares: its view of the database (a shared snapshot plus its
-own copies of what it changed), tools built from typed methods, a log of the calls that
-reached them, and the database hash.
+own copies of what it changed), tool dispatch as the original's, a log of the calls, and the
+database hash.
+
+A call reaches the tool with its arguments exactly as the agent gave them: no validation, no
+coercion, as in the original, whose tools check what they check and let Python refuse the
+rest. Every failure answers `Error: <message>` (a wrong argument name reads as Python's own
+`AirlineTools.get_user_details() got an unexpected keyword argument 'x'`); every success is
+the original's rendering (a string as is, anything else as `json.dumps` with its default
+separators). That is what makes our outputs byte-identical to a run of the original.
 
 Write tools are deliberately NOT marked consequential: tau-bench has no approver, and the
 policy's "get an explicit yes first" is the agent's job, judged by the benchmark, not a gate
-the harness enforces.
+the harness enforces. Likewise a policy rule the API does not enforce is not enforced here.
 """
 
 from __future__ import annotations
 
-import ast
 import copy
-import hashlib
-import operator
+import inspect
+import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from flowstate.engine.tools import Tool, ToolResult
 from flowstate.errors import UsageError
-from flowstate_bench.tau.data import Snapshot, Task
+from flowstate_bench.tau import arith
+from flowstate_bench.tau.data import Snapshot, Task, canonical_json
 
 if TYPE_CHECKING:
     from flowstate_bench.tau.data import TauData
 
 TRANSFER_MESSAGE = "YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON."
 
-_TEMPLATES: dict[type, list[Tool]] = {}  # tools per environment class, before binding
+_TEMPLATES: dict[type, list[Tool]] = {}  # tool descriptions per environment class
 
 
-class ToolError(Exception):
-    """A call the domain refuses: unknown id, or a rule of the policy that the API enforces."""
+class ToolError(ValueError):
+    """A call the domain refuses (the original's tools raise ValueError)."""
 
 
 @dataclass(frozen=True)
 class ToolCallRecord:
-    """A call that passed argument validation and reached the environment."""
+    """A call of one of the environment's tools, and its error text if it failed."""
 
     name: str
     arguments: dict[str, Any]
@@ -46,18 +53,42 @@ class ToolCallRecord:
         return self.error is None
 
 
+@dataclass(frozen=True)
+class EnvOptions:
+    """Departures from the original, all off by default so results stay comparable.
+
+    `fix_multi_item_modify`: in `modify_pending_order_items` each changed item takes its own
+    new item's price and options; the original gives every item those of the LAST new item.
+    """
+
+    fix_multi_item_modify: bool = False
+
+
+@dataclass(frozen=True)
+class EnvTool(Tool):
+    """A tool whose arguments go to the environment untouched (the schema still describes
+    them to the model): the environment, not a validator, decides what a call does."""
+
+    def call(self, arguments: dict[str, Any]) -> ToolResult:
+        return self.fn(arguments)
+
+
 class Environment:
     """Base of the domain environments. Subclasses list their tool methods in `TOOLS`."""
 
     domain: ClassVar[str] = ""
+    TOOLKIT: ClassVar[str] = ""  # the original's toolkit class, as Python's errors name it
     TOOLS: ClassVar[tuple[str, ...]] = ()
     WRITE_TOOLS: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, source: Snapshot | dict[str, Any]) -> None:
+    def __init__(
+        self, source: Snapshot | dict[str, Any], options: EnvOptions | None = None
+    ) -> None:
         """Over a shared `Snapshot` (or a plain database, wrapped in one). Tables are this
         environment's own shallow copies; a record is copied by `edit` before it changes, so
         the snapshot is never written to."""
         self.snapshot = source if isinstance(source, Snapshot) else Snapshot(source)
+        self.options = options or EnvOptions()
         self.db = {k: dict(v) if isinstance(v, dict) else v for k, v in self.snapshot.db.items()}
         self.calls: list[ToolCallRecord] = []
         self._edited: set[tuple[str, str]] = set()
@@ -70,39 +101,42 @@ class Environment:
             self._edited.add((table, key))
         return self.db[table][key]
 
+    def add(self, table: str, key: str, record: dict[str, Any]) -> None:
+        self.db[table][key] = record
+        self._edited.add((table, key))
+
     # -- tools ------------------------------------------------------------------------------
 
     def tools(self) -> list[Tool]:
         return list(self._tools.values())
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:
-        """Run one tool exactly as an agent's call would run (same validation, same log)."""
-        tool = self._tools.get(name)
-        if tool is None:
-            return ToolResult(f"unknown tool {name!r}", is_error=True)
-        return tool.call(dict(arguments))
+        """Run one tool as the original would, arguments as given; the call is logged."""
+        if name not in self.TOOLS:
+            return ToolResult(f"Error: Tool '{name}' not found.", is_error=True)
+        kwargs = dict(arguments)
+        try:
+            _bind(f"{self.TOOLKIT}.{name}", getattr(self, name), kwargs)
+            value = getattr(self, name)(**kwargs)
+        except Exception as e:  # the original answers every failure so
+            result = ToolResult(f"Error: {e}", is_error=True)
+        else:
+            result = ToolResult(render(value), is_error=False)
+        self.calls.append(ToolCallRecord(name, kwargs, result.output if result.is_error else None))
+        return result
 
     def _build_tools(self) -> list[Tool]:
-        # Building the argument models costs more than a whole read-only conversation; they
+        # Building the schema models costs more than a whole read-only conversation; they
         # depend only on the class, so they are built once per class and re-bound here.
         cls = type(self)
         if cls not in _TEMPLATES:
             _TEMPLATES[cls] = [Tool.from_function(getattr(self, n)) for n in self.TOOLS]
         return [
-            replace(t, fn=self._recorded(t.name, getattr(self, t.name))) for t in _TEMPLATES[cls]
+            EnvTool(t.name, t.description, self._caller(t.name), t.params) for t in _TEMPLATES[cls]
         ]
 
-    def _recorded(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        def run(**kwargs: Any) -> Any:
-            try:
-                value = fn(**kwargs)
-            except Exception as e:
-                self.calls.append(ToolCallRecord(name, kwargs, f"{type(e).__name__}: {e}"))
-                raise
-            self.calls.append(ToolCallRecord(name, kwargs))
-            return value
-
-        return run
+    def _caller(self, name: str) -> Callable[[dict[str, Any]], ToolResult]:
+        return lambda arguments: self.call(name, arguments)
 
     # -- state ------------------------------------------------------------------------------
 
@@ -112,6 +146,16 @@ class Environment:
             len(rows) == len(self.snapshot.db[t]) for t, rows in self.db.items()
         )
         return self.snapshot.hash if untouched else self.snapshot.hash_of(self.db)
+
+    def changed(self) -> dict[str, dict[str, Any]]:
+        """The records that differ from the snapshot (new ones included), per table."""
+        found: dict[str, dict[str, Any]] = {}
+        for table, key in sorted(self._edited):
+            record = self.db[table][key]
+            before = self.snapshot.db[table].get(key)
+            if before is None or canonical_json(before) != canonical_json(record):
+                found.setdefault(table, {})[key] = record
+        return found
 
     def apply_initial_state(self, task: Task) -> None:
         """tau2's initial state: data merged into the database, then set-up calls. None of it
@@ -154,12 +198,39 @@ class Environment:
     def calculate(self, expression: str) -> str:
         """Calculate an arithmetic expression (numbers, + - * / and parentheses), rounded to
         2 decimals. Example: "(350 - 122) * 2"."""
-        return str(round(safe_eval(expression), 2))
+        return arith.calculate(expression)
 
     def transfer_to_human_agents(self, summary: str) -> str:
         """Transfer the user to a human agent, with a summary of their issue. Only when the
-        request cannot be handled within the scope of your actions."""
+        user asks for one, or the request cannot be handled within the scope of your
+        actions."""
         return "Transfer successful"
+
+
+def render(value: Any) -> str:
+    """The original's tool output: a string as is, anything else as default `json.dumps`."""
+    return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def _bind(qualname: str, fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> None:
+    """Refuse keyword arguments exactly as Python refuses them calling the original's tool:
+    the first unknown name, else every missing one, in Python's own words."""
+    params = inspect.signature(fn).parameters
+    for key in kwargs:
+        if key not in params:
+            raise TypeError(f"{qualname}() got an unexpected keyword argument '{key}'")
+    missing = [f"'{n}'" for n, p in params.items() if p.default is p.empty and n not in kwargs]
+    if missing:
+        if len(missing) == 1:
+            names = missing[0]
+        elif len(missing) == 2:
+            names = " and ".join(missing)
+        else:
+            names = ", ".join(missing[:-1]) + ", and " + missing[-1]
+        plural = "s" if len(missing) > 1 else ""
+        raise TypeError(
+            f"{qualname}() missing {len(missing)} required positional argument{plural}: {names}"
+        )
 
 
 def _merge(into: dict[str, Any], extra: Mapping[str, Any]) -> None:
@@ -170,56 +241,10 @@ def _merge(into: dict[str, Any], extra: Mapping[str, Any]) -> None:
             into[key] = value
 
 
-_OPS: dict[type, Callable[..., float]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.USub: operator.neg,
-    ast.UAdd: operator.pos,
-}
-
-
-def safe_eval(expression: str) -> float:
-    """Arithmetic only: a model's expression must never reach Python's eval."""
-    try:
-        tree = ast.parse(expression, mode="eval")
-    except SyntaxError as e:
-        raise ToolError(f"not an arithmetic expression: {expression!r}") from e
-
-    def value(node: ast.AST) -> float:
-        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-            return node.value
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            try:
-                return _OPS[type(node.op)](value(node.left), value(node.right))
-            except ZeroDivisionError as e:
-                raise ToolError("division by zero") from e
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](value(node.operand))
-        raise ToolError(f"only numbers, + - * / and parentheses are allowed: {expression!r}")
-
-    return value(tree.body)
-
-
-def stable_id(prefix: str, *parts: object, digits: int = 7) -> str:
-    """An id derived from the state it is created in, so a replay creates the same one."""
-    seed = "|".join(str(p) for p in parts).encode()
-    number = int(hashlib.sha256(seed).hexdigest(), 16) % 10**digits
-    return f"{prefix}{number:0{digits}d}"
-
-
-def stable_code(*parts: object, length: int = 6) -> str:
-    """Like `stable_id`, as upper-case letters and digits (a reservation code)."""
-    number = int(hashlib.sha256("|".join(str(p) for p in parts).encode()).hexdigest(), 16)
-    return "".join(_ALNUM[(number >> (6 * i)) % len(_ALNUM)] for i in range(length))
-
-
-_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-
-
-def make_env(domain: str, data: TauData, task: Task | None = None) -> Environment:
-    """A fresh environment of `domain` over its own copy of the database, with the task's
+def make_env(
+    domain: str, data: TauData, task: Task | None = None, options: EnvOptions | None = None
+) -> Environment:
+    """A fresh environment of `domain` over its own view of the database, with the task's
     initial state applied when a task is given."""
     from flowstate_bench.tau.airline import AirlineEnv
     from flowstate_bench.tau.mock import MockEnv
@@ -232,7 +257,7 @@ def make_env(domain: str, data: TauData, task: Task | None = None) -> Environmen
     }
     if domain not in kinds:
         raise UsageError(f"unknown domain {domain!r}; one of {', '.join(kinds)}")
-    env = kinds[domain](data.snapshot(domain))
+    env = kinds[domain](data.snapshot(domain), options)
     if task is not None:
         env.apply_initial_state(task)
     return env

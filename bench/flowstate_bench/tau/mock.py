@@ -9,6 +9,7 @@ from flowstate_bench.tau.env import Environment, ToolError
 
 class MockEnv(Environment):
     domain = "mock"
+    TOOLKIT = "MockTools"
     TOOLS = (
         "get_users",
         "create_task",
@@ -34,7 +35,7 @@ class MockEnv(Environment):
             "description": description,
             "status": "pending",
         }
-        self.db["tasks"][task_id] = task
+        self.add("tasks", task_id, task)
         self.edit("users", user_id)["tasks"].append(task_id)
         return task
 

@@ -23,7 +23,7 @@ from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.models.records import Usage
 from flowstate.store import Repository, Store
 from flowstate_bench.tau.data import Task, TauData
-from flowstate_bench.tau.env import Environment, ToolCallRecord, make_env
+from flowstate_bench.tau.env import Environment, EnvOptions, ToolCallRecord, make_env
 from flowstate_bench.tau.oracle import ScriptedAgent
 from flowstate_bench.tau.plan import Plan, derive_plan
 from flowstate_bench.tau.scoring import Scorer, TaskScore
@@ -61,6 +61,12 @@ class RunConfig(BaseModel):
     index_budget_tokens: int = Field(2_000, ge=50)
     keep_memory: bool = False
     model_kwargs: dict[str, Any] = {}
+    # Departs from the original (see EnvOptions); off, results compare with published ones.
+    fix_multi_item_modify: bool = False
+
+    @property
+    def env_options(self) -> EnvOptions:
+        return EnvOptions(fix_multi_item_modify=self.fix_multi_item_modify)
 
     @property
     def user_kind(self) -> str:
@@ -123,7 +129,7 @@ class TauRunner:
         if config.user_kind == "llm" and not (config.user_model or config.model):
             raise UsageError("the llm user needs --user-model (or --model)")
         self.config, self.data, self.store, self.progress = config, data, store, progress
-        self.scorer = Scorer(data)
+        self.scorer = Scorer(data, config.env_options)
         self.run_id = uuid.uuid4().hex[:8]
         self.namespaces: set[str] = set()
         self.policy = data.policy(config.domain)
@@ -150,7 +156,7 @@ class TauRunner:
         return done
 
     def conversation(self, task: Task, strategy: str, trial: int) -> Conversation:
-        env = make_env(task.domain, self.data, task)
+        env = make_env(task.domain, self.data, task, self.config.env_options)
         plan = derive_plan(task, env.WRITE_TOOLS)
         scripted, client = self._agent(task, plan, strategy, trial)
         try:

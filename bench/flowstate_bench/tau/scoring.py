@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from math import comb, prod
 
 from flowstate_bench.tau.data import Action, Task, TauData
-from flowstate_bench.tau.env import Environment, ToolCallRecord, make_env
+from flowstate_bench.tau.env import Environment, EnvOptions, ToolCallRecord, make_env
 
 
 @dataclass(frozen=True)
@@ -52,14 +52,14 @@ def replay(env: Environment, actions: Iterable[Action]) -> Environment:
 class Scorer:
     """Scores finished conversations of one data folder; reference hashes are computed once."""
 
-    def __init__(self, data: TauData) -> None:
-        self.data = data
+    def __init__(self, data: TauData, options: EnvOptions | None = None) -> None:
+        self.data, self.options = data, options
         self._gold: dict[tuple[str, str], str] = {}
 
     def reference_hash(self, task: Task) -> str:
         key = (task.domain, task.id)
         if key not in self._gold:
-            env = replay(make_env(task.domain, self.data, task), task.actions)
+            env = replay(make_env(task.domain, self.data, task, self.options), task.actions)
             self._gold[key] = env.hash()
         return self._gold[key]
 

@@ -13,7 +13,7 @@ from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
 from flowstate_bench.tau.cli import tau
-from flowstate_bench.tau.data import TauData, default_root
+from flowstate_bench.tau.data import TauData
 from flowstate_bench.tau.runner import RunConfig, TauRunner
 
 pytestmark = pytest.mark.neo4j
@@ -22,10 +22,8 @@ SUBSET = {"airline": ["7", "8", "14", "17", "23"], "retail": ["0", "11", "16", "
 
 
 @pytest.fixture(scope="module")
-def data() -> TauData:
-    if default_root() is None:
-        pytest.skip("the tau-bench data folder (../shared/data) is not here")
-    return TauData.locate()
+def data(tau_data: TauData) -> TauData:
+    return tau_data
 
 
 def _forgotten(store: Store, runner: TauRunner) -> bool:

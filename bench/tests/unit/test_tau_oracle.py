@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate_bench.tau.cli import tau
-from flowstate_bench.tau.data import TauData, default_root
+from flowstate_bench.tau.data import TauData
 from flowstate_bench.tau.env import make_env
 from flowstate_bench.tau.oracle import _keep_plans, plan_line, recall
 from flowstate_bench.tau.plan import CONFIRM, derive_plan
@@ -24,10 +24,8 @@ BASELINES = ["full", "bm25", "summary"]
 
 
 @pytest.fixture(scope="module")
-def data() -> TauData:
-    if default_root() is None:
-        pytest.skip("the tau-bench data folder (../shared/data) is not here")
-    return TauData.locate()
+def data(tau_data: TauData) -> TauData:
+    return tau_data
 
 
 def test_a_plan_gives_each_change_its_own_confirmed_turn(data: TauData) -> None:

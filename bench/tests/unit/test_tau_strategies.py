@@ -76,7 +76,7 @@ def test_a_tool_error_and_an_unusable_reply_are_told_to_the_model(scripted) -> N
     model = scripted([tool("create_task", user_id="nobody", title="x"), "not json", final("no")])
     agent = FullContext(model.client(), _env().tools(), "P")
     assert agent.respond("go").answer == "no"
-    assert "ToolError: user nobody not found" in _prompt(model, 1)
+    assert "[error]: Error: user nobody not found" in _prompt(model, 1)
     assert "Unusable reply" in _prompt(model, 2)
 
 

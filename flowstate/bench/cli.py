@@ -1,4 +1,5 @@
-"""`flowstate bench`: the default suites (engine + tokens), and `tau` for tau-bench."""
+"""`flowstate bench`: the default suites (engine + tokens), `tau` for tau-bench and `arena`
+for MemoryArena."""
 
 from __future__ import annotations
 
@@ -56,10 +57,12 @@ def bench(
 
 def _register() -> None:
     # Imported here, after `bench` exists, so the subcommand modules can import this one.
+    from flowstate.bench.arena.cli import arena
     from flowstate.bench.faults import faults
     from flowstate.bench.tau.cli import tau
 
     bench.add_command(tau)
+    bench.add_command(arena)
     bench.add_command(faults)
 
 

@@ -25,6 +25,7 @@ from flowstate.llm.scripted import ScriptedModel, unregister
 Message = dict[str, Any]
 Style = Literal["flowstate", "loop"]
 SUMMARY_TAIL = 1_500
+MEMORY_BLOCK = re.compile(r"<memory_context>.*?</memory_context>", re.DOTALL)
 
 
 def state_summary(tid: str, k: int) -> str:
@@ -53,6 +54,8 @@ class ScriptedAgent:
 
     def _reply(self, messages: list[Message]) -> dict[str, Any]:
         text = "\n".join(str(m.get("content", "")) for m in messages)
+        if self.forgetful:  # it never reads memory, only the prompt and this session
+            text = MEMORY_BLOCK.sub("", text)
         if messages and SUMMARY_SYSTEM in str(messages[0].get("content", "")):
             return {"summary": _summarise(text)}
         if self.k == 0:

@@ -7,23 +7,15 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from flowstate.bench.arena.data import CONFIGS, ArenaData
 from flowstate.bench.arena.report import build_report, write_report
 from flowstate.bench.arena.runner import STRATEGIES, ArenaRunner, RunConfig, TaskRun
+from flowstate.bench.options import progress_bar, strategy_list
 from flowstate.cli.common import fails_cleanly
 from flowstate.errors import UsageError
 
 DEFAULT_CACHE = Path.home() / ".cache" / "flowstate" / "arena"
-
-
-def _strategies(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
-    names = [v.strip() for v in value.split(",") if v.strip()]
-    unknown = [n for n in names if n not in STRATEGIES]
-    if unknown or not names:
-        raise click.BadParameter(f"choose from {','.join(STRATEGIES)}; got {value!r}")
-    return names
 
 
 _folder = click.Path(path_type=Path, file_okay=False)
@@ -50,7 +42,7 @@ _folder = click.Path(path_type=Path, file_okay=False)
     "strategies",
     default=",".join(STRATEGIES),
     show_default=True,
-    callback=_strategies,
+    callback=strategy_list(STRATEGIES),
     help="Comma-separated strategies to run side by side.",
 )
 @click.option("--model", help="litellm model string of the task agent (--agent llm).")
@@ -162,13 +154,7 @@ def _run_with_progress(runner: ArenaRunner, console: Console) -> list[TaskRun]:
     total = runner.total_subtasks()
     if total == 0:
         raise UsageError("no tasks match --tasks/--task-id")
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console, transient=True) as bar:
+    with progress_bar(console) as bar:
         job = bar.add_task("MemoryArena", total=total)
         runner.progress = lambda text: bar.update(job, advance=1, description=text)
         return runner.run()

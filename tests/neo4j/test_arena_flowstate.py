@@ -42,7 +42,7 @@ def test_oracle_reaches_sr_1_on_every_config_and_forgetful_fails_dependents(
 ) -> None:
     runner = _runner(store, tmp_path, "oracle")
     runs = runner.run()
-    report = build_report(runner.config, runs, "exact-match")
+    report = build_report(runner.config, runs, runner.resources.judge)
     for config in CONFIGS:
         m = report["configs"][config]["flowstate"]
         assert m["sr"] == 1.0 and m["ps"] == 1.0, config

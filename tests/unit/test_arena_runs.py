@@ -13,9 +13,11 @@ from click.testing import CliRunner
 
 from flowstate.bench.arena.cli import arena
 from flowstate.bench.arena.data import CONFIGS, ArenaData
+from flowstate.bench.arena.memories import MEMORIES
 from flowstate.bench.arena.report import build_report, write_report
 from flowstate.bench.arena.runner import ArenaRunner, RunConfig, TaskRun
 from flowstate.llm.scripted import ScriptedModel, unregister
+from flowstate.models.records import Usage
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "memoryarena"
 BASELINES = ["full", "bm25", "summary", "none"]
@@ -32,7 +34,7 @@ def _run(tmp: Path, agent: str, strategies: list[str]):
     )
     runner = ArenaRunner(config, ArenaData(FIXTURES))
     runs = runner.run()
-    return runs, build_report(config, runs, runner.resources.judge.kind)
+    return runs, build_report(config, runs, runner.resources.judge)
 
 
 def _dependent(run: TaskRun) -> list[int]:
@@ -172,7 +174,8 @@ def test_llm_agent_end_to_end_through_litellm(tmp_path) -> None:
     assert p["ps"] == pytest.approx(1 / 3) and p["sr"] == 0.0
     # the reasoning tool's sub-calls count as task-agent calls: 2 per later question
     assert p["llm_calls"] == 1 + 2 * 3
-    assert judged["run"]["judge"] == f"llm:{model.model}"
+    assert judged["run"]["judge"] == f"llm:{model.model}" and judged["run"]["judge_tokens"] > 0
+    assert phys["run"]["judge_tokens"] == 0
     assert judged["configs"]["formal_reasoning_phys"]["full"]["sr"] == 1.0  # the judge said yes
 
 
@@ -200,3 +203,27 @@ def test_cli_errors_are_clear(args: list[str], message: str, tmp_path, monkeypat
     )
     assert result.exit_code != 0
     assert message in result.output
+
+
+class LastChunk:
+    """A memory written for this test: it recalls only the latest chunk."""
+
+    name = "last"
+
+    def __init__(self) -> None:
+        self.usage, self.extra_calls, self.chunks = Usage(), 0, ["none yet"]
+
+    def add(self, chunk: str) -> None:
+        self.chunks.append(chunk)
+
+    def context(self, query: str) -> str:
+        return self.chunks[-1]
+
+
+def test_a_new_memory_is_one_registry_entry(tmp_path, monkeypatch) -> None:
+    monkeypatch.setitem(MEMORIES, "last", lambda client: LastChunk())
+    config = RunConfig(configs=["formal_reasoning_math"], strategies=["last"])
+    runs = ArenaRunner(config, ArenaData(FIXTURES)).run()
+    # M1: q3 needs answer 1 (the latest is 2), q4 needs 2 and 3 (the latest is 3);
+    # M2 is a plain chain, each question needing only the one before.
+    assert [r.passed for r in runs] == [[True, True, False, False], [True, True, True]]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from flowstate.bench.arena import scoring
+from flowstate.bench.arena.formal import Judge
 from flowstate.bench.arena.published import COLUMNS, FLOWSTATE_CLAIMS, TABLE_3
 from flowstate.bench.arena.runner import RunConfig, TaskRun
 from flowstate.models.records import Usage
@@ -102,7 +103,7 @@ def config_metrics(config: str, runs: Sequence[TaskRun]) -> dict[str, Any]:
     return out
 
 
-def build_report(config: RunConfig, runs: Sequence[TaskRun], judge: str) -> dict[str, Any]:
+def build_report(config: RunConfig, runs: Sequence[TaskRun], judge: Judge) -> dict[str, Any]:
     per: dict[str, dict[str, Any]] = {}
     for name in config.configs:
         per[name] = {}
@@ -119,7 +120,8 @@ def build_report(config: RunConfig, runs: Sequence[TaskRun], judge: str) -> dict
         "run": {
             "agent": config.agent,
             "model": config.model,
-            "judge": judge,
+            "judge": judge.kind,
+            "judge_tokens": judge.usage.total_tokens,  # all configs and strategies together
             "strategies": config.strategies,
             "trials": config.trials,
             "search_engine": "bm25s",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -82,7 +82,6 @@ class TaskRun:
     usage: Usage  # the task agent's calls (its tool sub-calls included)
     memory_usage: Usage  # the memory system's own calls (summaries)
     extra_calls: int
-    judge_usage: Usage = field(default_factory=Usage)
 
     @property
     def passed(self) -> list[bool]:
@@ -97,9 +96,10 @@ class ArenaRunner:
         store: Store | None = None,
         progress: Callable[[str], None] | None = None,
     ) -> None:
-        unknown = set(config.strategies) - set(STRATEGIES)
+        known = ("flowstate", *MEMORIES)  # read now: a memory may be registered after import
+        unknown = set(config.strategies) - set(known)
         if unknown or not config.strategies:
-            raise UsageError(f"unknown strategies {sorted(unknown)}; from {', '.join(STRATEGIES)}")
+            raise UsageError(f"unknown strategies {sorted(unknown)}; from {', '.join(known)}")
         bad = set(config.configs) - set(CONFIGS)
         if bad:
             raise UsageError(f"unknown configs {sorted(bad)}; from {', '.join(CONFIGS)}")

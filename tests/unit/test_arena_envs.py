@@ -195,3 +195,11 @@ def test_fixtures_have_the_official_keys_and_deep_dependencies() -> None:
     assert shop.facts is not None and shop.facts[6][0].source == 2  # depth 4
     travel = data.tasks("group_travel_planner")[0]
     assert travel.facts is not None and [f.source for f in travel.facts[4]] == [0, 3]
+
+
+def test_tau_and_arena_share_one_strategy_seam() -> None:
+    from flowstate.bench import seam
+    from flowstate.bench.tau import strategies
+
+    for name in ("Strategy", "TurnResult", "FlowStateStrategy", "PolicyClient", "LoopAction"):
+        assert getattr(strategies, name) is getattr(seam, name)

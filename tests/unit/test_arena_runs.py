@@ -34,7 +34,7 @@ def _run(tmp: Path, agent: str, strategies: list[str]):
     )
     runner = ArenaRunner(config, ArenaData(FIXTURES))
     runs = runner.run()
-    return runs, build_report(config, runs, runner.resources.judge)
+    return runs, build_report(config, runs, runner.resources.judge, runner.replays())
 
 
 def _dependent(run: TaskRun) -> list[int]:
@@ -66,6 +66,19 @@ def test_oracle_without_memory_fails_every_dependent_subtask(oracle) -> None:
             assert run.subtasks[k - 1].found is False
     for config in CONFIGS:
         assert report["configs"][config]["none"]["sr"] == 0.0
+
+
+def test_the_recall_replay_full_recalls_every_fact_and_none_nothing(oracle) -> None:
+    _, report = oracle
+    for config in CONFIGS:
+        per = report["configs"][config]
+        assert all(r in (None, 1.0) for r in per["full"]["replay_recall_at_k"]), config
+        assert all(r in (None, 0.0) for r in per["none"]["replay_recall_at_k"]), config
+        assert 0.0 in per["none"]["replay_recall_at_k"]
+        assert per["summary"]["replay_recall_at_k"] is None  # needs a model: not replayed
+    # one short gold chunk per step: BM25 finds each purchase, unlike in the live run where
+    # every turn of a session is a chunk
+    assert report["configs"]["bundled_shopping"]["bm25"]["replay_recall_at_k"][1:] == [1.0] * 5
 
 
 def test_report_numbers_by_hand(oracle) -> None:
@@ -121,7 +134,8 @@ def _naive(messages: list[dict[str, Any]]) -> dict[str, Any]:
     """A scripted model that plays without memory: it buys the first hit for a TV search,
     knows one physics answer, and keeps whatever it is told as its summary."""
     system = str(messages[0]["content"])
-    last = str(messages[-1]["content"])
+    # the latest message, without the memory block a session's first prompt carries
+    last = str(messages[-1]["content"]).rsplit("</memory_context>\nUser: ", 1)[-1]
     if "You keep the memory" in system:
         return {"summary": last[-200:]}
     if "careful math solver" in system or "mathematically equivalent" in system:

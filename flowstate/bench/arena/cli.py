@@ -128,7 +128,7 @@ def arena(
     finally:
         if store is not None:
             store.close()
-    report = build_report(config, runs, runner.resources.judge)
+    report = build_report(config, runs, runner.resources.judge, runner.replays())
     path = write_report(report, out)
     if as_json:
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))

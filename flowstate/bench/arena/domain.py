@@ -43,6 +43,11 @@ class TaskEnv(Protocol):
         """The official memory write after subtask k's session."""
         ...
 
+    def gold_chunks(self, j: int) -> list[str]:
+        """Subtask j's chunks as the official writer would write them had the agent produced
+        the gold result (the recall replay)."""
+        ...
+
     def note(self, k: int, answer: str) -> str:
         """What the scripted oracle records of subtask k in FlowState."""
         ...

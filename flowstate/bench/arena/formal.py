@@ -100,6 +100,9 @@ class FormalTask:
             chunk += f"## Tool Calls Info: {self.trace}\n"
         return [chunk]
 
+    def gold_chunks(self, j: int) -> list[str]:
+        return [f"## Task: {self.task.questions[j - 1]}\n## solution: {self.task.answers[j - 1]}\n"]
+
     def note(self, k: int, answer: str) -> str:
         return f"## Task: {self.task.questions[k - 1]}\n## solution: {answer}"
 

@@ -161,3 +161,5 @@ MEMORIES: dict[str, MemoryFactory] = {
     "summary": RollingSummary,
     "none": lambda client: NoMemory(),
 }
+# The memories that work without a model, so the recall replay can run them.
+MODEL_FREE = ("full", "bm25", "none")

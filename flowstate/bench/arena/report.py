@@ -12,6 +12,7 @@ from typing import Any
 from flowstate.bench.arena import scoring
 from flowstate.bench.arena.formal import Judge
 from flowstate.bench.arena.published import COLUMNS, FLOWSTATE_CLAIMS, TABLE_3
+from flowstate.bench.arena.replay import recall_at_k as replay_recall
 from flowstate.bench.arena.runner import RunConfig, TaskRun
 from flowstate.models.records import Usage
 
@@ -43,6 +44,8 @@ DEFINITIONS = {
     "drop_rate": "ours: (SR@1 - SR@K) / SR@1 with the same K; null when SR@1 is 0",
     "recall_at_k": "oracle agents: share of subtasks at depth k (with needed facts) whose facts "
     "were all in what the agent was shown",
+    "replay_recall_at_k": "the recall replay: gold results of subtasks 1..k-1 written with the "
+    "official writers, one context(prompt_k), facts looked for (model-free memories only)",
     "tokens": "task agent's prompt + completion tokens (provider usage, else tiktoken)",
     "memory_tokens": "the memory system's own model calls (summary rewrites)",
     "extra_llm_calls": "model calls that are not task-agent steps (summary rewrites)",
@@ -103,7 +106,12 @@ def config_metrics(config: str, runs: Sequence[TaskRun]) -> dict[str, Any]:
     return out
 
 
-def build_report(config: RunConfig, runs: Sequence[TaskRun], judge: Judge) -> dict[str, Any]:
+def build_report(
+    config: RunConfig,
+    runs: Sequence[TaskRun],
+    judge: Judge,
+    replays: dict[str, dict[str, list[list[bool | None]]]] | None = None,
+) -> dict[str, Any]:
     per: dict[str, dict[str, Any]] = {}
     for name in config.configs:
         per[name] = {}
@@ -111,6 +119,10 @@ def build_report(config: RunConfig, runs: Sequence[TaskRun], judge: Judge) -> di
             mine = [r for r in runs if r.config == name and r.strategy == strategy]
             if mine:
                 per[name][strategy] = config_metrics(name, mine)
+                replayed = (replays or {}).get(name, {}).get(strategy)
+                per[name][strategy]["replay_recall_at_k"] = (
+                    replay_recall(replayed) if replayed is not None else None
+                )
         full = per[name].get("full")
         for m in per[name].values():
             m["token_reduction_vs_full"] = (
@@ -225,7 +237,10 @@ def markdown(report: dict[str, Any]) -> str:
         for strategy, m in strategies.items():
             curve = " ".join(_cell(v) for v in m["sr_at_k"])
             recall = " ".join(_cell(v) for v in m["recall_at_k"])
-            out.append(f"- {config} / {strategy}: SR@k {curve}; recall@k {recall}")
+            line = f"- {config} / {strategy}: SR@k {curve}; recall@k {recall}"
+            if m.get("replay_recall_at_k") is not None:
+                line += "; replay recall@k " + " ".join(_cell(v) for v in m["replay_recall_at_k"])
+            out.append(line)
     out += ["", "Definitions:", ""]
     out += [f"- `{k}`: {v}" for k, v in run["definitions"].items()]
     return "\n".join(out) + "\n"

@@ -21,8 +21,9 @@ from flowstate.api import FlowState
 from flowstate.bench.arena.data import CONFIGS, ArenaData, ArenaTask
 from flowstate.bench.arena.domain import TaskEnv
 from flowstate.bench.arena.formal import Judge
-from flowstate.bench.arena.memories import MEMORIES
+from flowstate.bench.arena.memories import MEMORIES, MODEL_FREE
 from flowstate.bench.arena.oracle import ScriptedAgent
+from flowstate.bench.arena.replay import replay
 from flowstate.bench.arena.sessions import (
     Resources,
     make_env,
@@ -38,6 +39,23 @@ from flowstate.models.records import Usage
 from flowstate.store import Repository, Store
 
 STRATEGIES = ("flowstate", *MEMORIES)
+
+
+class _NoModel:
+    """The client of the recall replay, which must never call a model."""
+
+    model = "none"
+
+    def complete(self, messages: list[dict[str, Any]], schema: type) -> Any:
+        raise UsageError("the recall replay runs no model")
+
+    async def acomplete(self, messages: list[dict[str, Any]], schema: type) -> Any:
+        raise UsageError("the recall replay runs no model")
+
+
+NO_MODEL = _NoModel()
+
+
 AgentKind = Literal["oracle", "forgetful", "llm"]
 
 
@@ -137,6 +155,19 @@ class ArenaRunner:
         finally:
             self.cleanup()
         return runs
+
+    def replays(self) -> dict[str, dict[str, list[list[bool | None]]]]:
+        """The recall replay (gold results in memory, no agent) of each model-free memory."""
+        out: dict[str, dict[str, list[list[bool | None]]]] = {}
+        for name in self.config.configs:
+            for strategy in (s for s in self.config.strategies if s in MODEL_FREE):
+                factory = MEMORIES[strategy]
+                per_task = []
+                for task in self.tasks(name):
+                    env = make_env(task, self.resources, lambda: NO_MODEL)
+                    per_task.append(replay(env, lambda f=factory: f(NO_MODEL)))
+                out.setdefault(name, {})[strategy] = per_task
+        return out
 
     def task_run(self, task: ArenaTask, strategy: str, trial: int) -> TaskRun:
         c = self.config

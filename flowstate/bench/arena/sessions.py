@@ -13,7 +13,7 @@ from flowstate.bench.arena.domain import TaskEnv
 from flowstate.bench.arena.memories import wrap
 from flowstate.bench.arena.shopping_env import MAX_ROUNDS, ProductDB
 from flowstate.bench.arena.travel_env import TravelDB
-from flowstate.bench.seam import MemoryStrategy
+from flowstate.bench.seam import MemoryStrategy, TurnResult
 from flowstate.bench.tau.strategies import LoopStrategy
 from flowstate.errors import UsageError
 from flowstate.llm.client import ModelClient
@@ -87,10 +87,13 @@ class MemoryLoop(LoopStrategy):
         for chunk in env.base_chunks():
             memory.add(chunk)
 
-    def context(self, text: str) -> list[dict[str, str]]:
+    def respond(self, text: str) -> TurnResult:
+        # Retrieval once, at the start of the session; the prompt is MemoryArena's wrap.
         self.k += 1
-        block = wrap(self.memory.context(text), "").rsplit("\nUser: ", 1)[0]
-        return [{"role": "user", "content": block}]
+        return super().respond(wrap(self.memory.context(text), text))
+
+    def context(self, text: str) -> list[dict[str, str]]:
+        return []  # the memory is already in the wrapped prompt
 
     def remember(self, turn: list[dict[str, str]]) -> None:
         answer = next((m["content"] for m in reversed(turn) if m["role"] == "assistant"), "")

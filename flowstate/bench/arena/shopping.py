@@ -8,7 +8,7 @@ from typing import Any
 from flowstate.bench.arena.data import ArenaTask
 from flowstate.bench.arena.domain import Call, Scored
 from flowstate.bench.arena.scoring import Product, shopping_reward
-from flowstate.bench.arena.shopping_env import ProductDB, ShoppingEnv
+from flowstate.bench.arena.shopping_env import ProductDB, ShoppingEnv, WebShop
 from flowstate.engine.tools import Tool
 
 POLICY = (
@@ -61,6 +61,21 @@ class ShoppingTask:
             f"Step {t}:\nUser Instruction: {turn.before}\nAgent Action: {turn.action}\n"
             f"Env Observation: {turn.after}\nDone: {turn.done}"
             for t, turn in enumerate(self.env.shop.trace, 1)
+        ]
+
+    def gold_chunks(self, j: int) -> list[str]:
+        """One synthetic turn: the target's item page, then its purchase."""
+        _, section = split_question(self.task.questions[j - 1], j)
+        shop = WebShop(self.db, section, page="item", asin=self._target(j))
+        if shop.asin not in self.db.items:
+            return [
+                f"Step 1:\nAgent Action: click[Buy Now]\nEnv Observation: Purchase #1: {shop.asin}"
+            ]
+        shop.step("click[Buy Now]")
+        turn = shop.trace[0]
+        return [
+            f"Step 1:\nUser Instruction: {turn.before}\nAgent Action: {turn.action}\n"
+            f"Env Observation: {turn.after}\nDone: {turn.done}"
         ]
 
     def note(self, k: int, answer: str) -> str:

@@ -97,6 +97,13 @@ class TravelTask:
         }
         return [json.dumps(chunk, ensure_ascii=False)]
 
+    def gold_chunks(self, j: int) -> list[str]:
+        question = self.task.questions[j - 1]
+        name = traveler(question)
+        plan = render_plan(name, self.task.answers[j - 1])
+        chunk = {"name": name, "query": question, "scratchpad": [], "final_plan": plan}
+        return [json.dumps(chunk, ensure_ascii=False)]
+
     def note(self, k: int, answer: str) -> str:
         return answer
 

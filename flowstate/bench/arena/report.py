@@ -246,6 +246,9 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+STYLES = ("-", "--", "-.", ":")
+
+
 def plot_sr_at_k(report: dict[str, Any], out: Path) -> list[Path]:
     import matplotlib
 
@@ -255,9 +258,12 @@ def plot_sr_at_k(report: dict[str, Any], out: Path) -> list[Path]:
     paths = []
     for domain, strategies in report["domains"].items():
         fig, ax = plt.subplots(figsize=(6, 4))
-        for strategy, m in strategies.items():
+        for n, (strategy, m) in enumerate(strategies.items()):
             curve = m["sr_at_k"]
-            ax.plot(range(1, len(curve) + 1), curve, marker="o", label=strategy)
+            # Equal curves are common (every strategy at 1.0 with the oracle): vary the marker,
+            # its size and the dash so overlapping lines stay visible.
+            style = {"marker": "osD^v"[n % 5], "markersize": 9 - n, "linestyle": STYLES[n % 4]}
+            ax.plot(range(1, len(curve) + 1), curve, label=strategy, alpha=0.85, **style)
         ax.set(
             xlabel="subtask depth k",
             ylabel="SR@k",

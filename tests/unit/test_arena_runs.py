@@ -20,7 +20,7 @@ from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate.models.records import Usage
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "memoryarena"
-BASELINES = ["full", "bm25", "summary", "none"]
+BASELINES = ["full", "bm25", "summary", "none", "plans"]
 
 
 def _run(tmp: Path, agent: str, strategies: list[str]):
@@ -79,6 +79,14 @@ def test_the_recall_replay_full_recalls_every_fact_and_none_nothing(oracle) -> N
     # one short gold chunk per step: BM25 finds each purchase, unlike in the live run where
     # every turn of a session is a chunk
     assert report["configs"]["bundled_shopping"]["bm25"]["replay_recall_at_k"][1:] == [1.0] * 5
+
+
+def test_memoryarena_none_keeps_travel_plans_only(oracle) -> None:
+    _, report = oracle
+    plans = {c: report["configs"][c]["plans"] for c in CONFIGS}
+    assert plans["group_travel_planner"]["sr"] == 1.0  # earlier plans are in its prompt
+    for config in ("bundled_shopping", "formal_reasoning_math", "formal_reasoning_phys"):
+        assert plans[config]["ps"] == report["configs"][config]["none"]["ps"]
 
 
 def test_report_numbers_by_hand(oracle) -> None:

@@ -15,9 +15,6 @@ from flowstate.bench.options import progress_bar, strategy_list
 from flowstate.cli.common import fails_cleanly
 from flowstate.errors import UsageError
 
-DEFAULT_CACHE = Path.home() / ".cache" / "flowstate" / "arena"
-
-
 _folder = click.Path(path_type=Path, file_okay=False)
 
 
@@ -66,9 +63,7 @@ _folder = click.Path(path_type=Path, file_okay=False)
     "--cache-dir",
     type=_folder,
     envvar="FLOWSTATE_ARENA_CACHE",
-    default=DEFAULT_CACHE,
-    show_default=True,
-    help="Where the shopping search index is built once and kept.",
+    help="Where the shopping search index is built once and kept [~/.cache/flowstate/arena].",
 )
 @click.option("--out", type=_folder, default=Path("bench-out/arena"), show_default=True)
 @click.option("--keep-memory", is_flag=True, help="Keep the FlowState namespaces afterwards.")
@@ -87,7 +82,7 @@ def arena(
     task_ids: tuple[str, ...],
     product_db: Path | None,
     travel_db: Path | None,
-    cache_dir: Path,
+    cache_dir: Path | None,
     out: Path,
     keep_memory: bool,
     temperature: float | None,
@@ -116,7 +111,7 @@ def arena(
         task_ids=list(task_ids) or None,
         product_db=product_db,
         travel_db=travel_db,
-        cache_dir=cache_dir,
+        cache_dir=cache_dir or Path.home() / ".cache" / "flowstate" / "arena",
         keep_memory=keep_memory,
         model_kwargs={} if temperature is None else {"temperature": temperature},
     )

@@ -4,13 +4,15 @@
 - bm25: MemoryArena's `bm25`: pieces of at most 2,048 tokens, BM25Okapi (k1 1.5, b 0.75,
   epsilon 0.25), the top 3 for the session's query;
 - summary: a rolling summary (ZipAct-like), rewritten by one model call per subtask;
-- none: no memory at all (the negative control).
+- none: no memory at all (the negative control);
+- plans: MemoryArena's own `none`, which for travel keeps the earlier queries and plans.
 
 Adding a memory (Mem0, ReasoningBank, embeddings) is one class here and one line in `MEMORIES`.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -50,6 +52,28 @@ class NoMemory:
 
     def context(self, query: str) -> str:
         return ""
+
+
+class PlansOnly:
+    """MemoryArena's own `none` setting: nothing for shopping and formal reasoning, but for
+    travel the base person's and every earlier traveler's query and final plan."""
+
+    name = "plans"
+
+    def __init__(self) -> None:
+        self.usage, self.extra_calls = Usage(), 0
+        self.plans: list[str] = []
+
+    def add(self, chunk: str) -> None:
+        try:
+            record = json.loads(chunk)
+        except ValueError:
+            return
+        if isinstance(record, dict) and "final_plan" in record:
+            self.plans.append(f"{record.get('query', '')}\n{record['final_plan']}")
+
+    def context(self, query: str) -> str:
+        return "\n\n".join(self.plans)
 
 
 class LongContext:
@@ -160,6 +184,7 @@ MEMORIES: dict[str, MemoryFactory] = {
     "bm25": lambda client: BM25Memory(),
     "summary": RollingSummary,
     "none": lambda client: NoMemory(),
+    "plans": lambda client: PlansOnly(),
 }
 # The memories that work without a model, so the recall replay can run them.
-MODEL_FREE = ("full", "bm25", "none")
+MODEL_FREE = ("full", "bm25", "none", "plans")

@@ -249,3 +249,21 @@ def test_a_new_memory_is_one_registry_entry(tmp_path, monkeypatch) -> None:
     # M1: q3 needs answer 1 (the latest is 2), q4 needs 2 and 3 (the latest is 3);
     # M2 is a plain chain, each question needing only the one before.
     assert [r.passed for r in runs] == [[True, True, False, False], [True, True, True]]
+
+
+def test_a_failing_model_fails_its_subtask_and_the_run_goes_on(tmp_path) -> None:
+    def flaky(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        if "energy levels" in str(messages[-1]["content"]).rsplit("User: ", 1)[-1]:
+            raise RuntimeError("provider down")
+        return {"type": "final", "answer": "$\\sqrt{k/m}$"}
+
+    model = ScriptedModel.policy("arena-unit-flaky", flaky)
+    try:
+        config = RunConfig(
+            configs=["formal_reasoning_phys"], strategies=["full"], agent="llm", model=model.model
+        )
+        runs = ArenaRunner(config, ArenaData(FIXTURES)).run()
+    finally:
+        unregister(model.name)
+    assert [s.passed for s in runs[0].subtasks] == [True, False, False]
+    assert runs[0].subtasks[1].answer.startswith("[model failed:")

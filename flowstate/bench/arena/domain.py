@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from flowstate.bench.arena.data import ArenaTask, Fact
 from flowstate.engine.tools import Tool
+from flowstate.models.records import Usage
 
 Call = dict[str, Any]  # {"name": tool, "arguments": {...}}
 
@@ -24,6 +25,7 @@ class Scored:
 
 class TaskEnv(Protocol):
     task: ArenaTask
+    usage: Usage  # model calls made from inside the tools (formal's `reasoning`)
 
     def tools(self) -> list[Tool]: ...
 

@@ -31,9 +31,9 @@ from flowstate.bench.arena.sessions import (
     policy_of,
     steps_of,
 )
-from flowstate.bench.seam import MemoryStrategy, Strategy
+from flowstate.bench.seam import FlowStateStrategy, MemoryStrategy, Strategy, TurnResult
 from flowstate.engine.agent import AgentConfig
-from flowstate.errors import UsageError
+from flowstate.errors import ModelError, UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.models.records import Usage
 from flowstate.store import Repository, Store
@@ -214,7 +214,12 @@ class ArenaRunner:
         for k in range(1, len(task) + 1):
             if scripted is not None:
                 scripted.begin(k)
-            result = agent.respond(env.prompt(k))
+            try:
+                result = agent.respond(env.prompt(k))
+            except ModelError as e:
+                # One failed session must not lose a long run: the subtask scores what the
+                # environment holds (nothing, usually) and the next one starts.
+                result = TurnResult(f"[model failed: {e}]", Usage(), outcome="failed")
             usage, extra = usage + result.usage, extra + result.extra_calls
             answers.append(result.answer)
             outcomes.append(env.outcome(k, result.answer))
@@ -229,7 +234,7 @@ class ArenaRunner:
         ]
         mem_usage = memory.usage if memory is not None else Usage()
         extra += memory.extra_calls if memory is not None else 0
-        usage += getattr(env, "usage", Usage())  # tool sub-calls of the task model
+        usage += env.usage  # the task model's calls from inside the tools
         return TaskRun(
             task.config, task.id, strategy, trial, subtasks, scored.sps, usage, mem_usage, extra
         )
@@ -237,8 +242,6 @@ class ArenaRunner:
     def _flowstate(
         self, task: ArenaTask, trial: int, env: TaskEnv, client: ModelClient
     ) -> Strategy:
-        from flowstate.bench.seam import FlowStateStrategy
-
         assert self.store is not None
         namespace = self._namespace(task, trial)
         fs = FlowState(self.store, namespace)

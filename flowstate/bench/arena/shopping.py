@@ -10,6 +10,7 @@ from flowstate.bench.arena.domain import Call, Scored
 from flowstate.bench.arena.scoring import Product, shopping_reward
 from flowstate.bench.arena.shopping_env import ProductDB, ShoppingEnv, WebShop
 from flowstate.engine.tools import Tool
+from flowstate.models.records import Usage
 
 POLICY = (
     "You shop in a text web store, one product per session. Act with the tools: search "
@@ -32,6 +33,7 @@ def split_question(question: str, k: int) -> tuple[str, str]:
 class ShoppingTask:
     def __init__(self, task: ArenaTask, db: ProductDB) -> None:
         self.task, self.db = task, db
+        self.usage = Usage()  # its tools call no model
         self.env = ShoppingEnv(db)
         self._tools = self.env.tools()
 

@@ -21,6 +21,7 @@ from flowstate.bench.arena.scoring import (
 )
 from flowstate.bench.arena.travel_env import TravelDB, TravelEnv
 from flowstate.engine.tools import Tool
+from flowstate.models.records import Usage
 
 POLICY = (
     "You are a travel planner with six tools: FlightSearch, RestaurantSearch, "
@@ -42,6 +43,7 @@ def traveler(question: str) -> str:
 class TravelTask:
     def __init__(self, task: ArenaTask, db: TravelDB) -> None:
         self.task = task
+        self.usage = Usage()  # its tools call no model
         self.env = TravelEnv(db)
         self._tools = self.env.tools()
         self.base: dict[str, Any] = task.row["base_person"]

@@ -1,4 +1,5 @@
-"""`flowstate bench`: the default suites (engine + tokens), and `tau` for tau-bench."""
+"""`flowstate bench`: the default suites (engine + tokens), `tau` for tau-bench and `arena`
+for MemoryArena."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 import click
 
 from flowstate.cli.common import fails_cleanly
+from flowstate_bench.arena.cli import arena
 from flowstate_bench.faults import faults
 from flowstate_bench.tau.cli import tau
 
@@ -57,4 +59,5 @@ def bench(
 
 
 bench.add_command(tau)
+bench.add_command(arena)
 bench.add_command(faults)

@@ -7,23 +7,15 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from flowstate.api import FlowState
 from flowstate.cli.common import fails_cleanly
 from flowstate.errors import UsageError
+from flowstate_bench.options import progress_bar, strategy_list
 from flowstate_bench.tau.data import TauData
 from flowstate_bench.tau.report import build_report, results_table, write_report
 from flowstate_bench.tau.runner import Conversation, RunConfig, TauRunner
 from flowstate_bench.tau.strategies import STRATEGIES
-
-
-def _strategies(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
-    names = [v.strip() for v in value.split(",") if v.strip()]
-    unknown = [n for n in names if n not in STRATEGIES]
-    if unknown or not names:
-        raise click.BadParameter(f"choose from {','.join(STRATEGIES)}; got {value!r}")
-    return names
 
 
 @click.command()
@@ -41,7 +33,7 @@ def _strategies(ctx: click.Context, param: click.Parameter, value: str) -> list[
     "strategies",
     default=",".join(STRATEGIES),
     show_default=True,
-    callback=_strategies,
+    callback=strategy_list(STRATEGIES),
     help="Comma-separated strategies to run side by side.",
 )
 @click.option(
@@ -170,13 +162,7 @@ def _run_with_progress(runner: TauRunner, console: Console) -> list[Conversation
     total = len(c.strategies) * c.trials * len(runner.tasks())
     if total == 0:
         raise UsageError("no tasks match --tasks/--task-id")
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console, transient=True) as bar:
+    with progress_bar(console) as bar:
         job = bar.add_task(f"tau {c.domain}", total=total)
 
         def advance(conv: Conversation) -> None:

@@ -13,16 +13,33 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from flowstate.api import FlowState
-from flowstate.engine.agent import AgentConfig
 from flowstate.engine.tools import Tool
-from flowstate.llm.client import Completion, ModelClient
+from flowstate.llm.client import ModelClient
 from flowstate.models.records import Usage
+from flowstate_bench.seam import (
+    FlowStateStrategy,
+    LoopAction,
+    PolicyClient,
+    Strategy,
+    TurnResult,
+)
+
+__all__ = [
+    "STRATEGIES",
+    "BM25Retrieval",
+    "FlowStateStrategy",
+    "FullContext",
+    "LoopAction",
+    "LoopStrategy",
+    "PolicyClient",
+    "RollingSummary",
+    "Strategy",
+    "TurnResult",
+]
 
 Message = dict[str, Any]
 STRATEGIES = ("flowstate", "full", "bm25", "summary")
@@ -34,77 +51,10 @@ SUMMARY_SYSTEM = (
 )
 
 
-class LoopAction(BaseModel):
-    """One step of a baseline agent: a tool call or the reply to the user."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    type: Literal["tool", "final"]
-    name: str = ""
-    arguments: dict[str, Any] = {}
-    answer: str = ""
-
-
 class SummaryUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     summary: str
-
-
-@dataclass(frozen=True)
-class TurnResult:
-    answer: str
-    usage: Usage  # every model call of the turn, the summary call included
-    extra_calls: int = 0  # calls that are not agent steps (summaries)
-    outcome: str = "answered"
-
-
-class Strategy(Protocol):
-    name: str
-
-    def respond(self, text: str) -> TurnResult: ...
-
-
-class PolicyClient:
-    """A ModelClient that puts the domain policy in front of the system message, so the
-    FlowState engine's prompt carries the same policy as the baselines' prompts."""
-
-    def __init__(self, inner: ModelClient, policy: str) -> None:
-        self.inner, self.policy = inner, policy
-        self.model = inner.model
-
-    def _with_policy(self, messages: list[Message]) -> list[Message]:
-        head = f"# Domain policy\n{self.policy}\n\n"
-        if messages and messages[0].get("role") == "system":
-            return [{**messages[0], "content": head + messages[0]["content"]}, *messages[1:]]
-        return [{"role": "system", "content": head}, *messages]
-
-    def complete(self, messages: list[Message], schema: type) -> Completion:
-        return self.inner.complete(self._with_policy(messages), schema)
-
-    async def acomplete(self, messages: list[Message], schema: type) -> Completion:
-        return await self.inner.acomplete(self._with_policy(messages), schema)
-
-
-class FlowStateStrategy:
-    """One FlowState agent per conversation; each user turn is one `agent.run`."""
-
-    name = "flowstate"
-
-    def __init__(
-        self,
-        fs: FlowState,
-        client: ModelClient,
-        tools: list[Tool],
-        policy: str,
-        config: AgentConfig,
-    ) -> None:
-        self.agent = fs.agent(PolicyClient(client, policy), tools=tools, config=config)
-
-    def respond(self, text: str) -> TurnResult:
-        result = self.agent.run(text)
-        answer = result.answer or f"[no answer: {result.error}]"
-        return TurnResult(answer, result.usage, 0, result.outcome.value)
 
 
 class LoopStrategy:

@@ -1,0 +1,291 @@
+"""arena_report.json, arena_report.md (a Table 3 with the published rows beside ours) and PNG
+plots of SR@k per strategy, from the task runs of one `flowstate bench arena`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from flowstate.models.records import Usage
+from flowstate_bench.arena import scoring
+from flowstate_bench.arena.formal import Judge
+from flowstate_bench.arena.published import COLUMNS, FLOWSTATE_CLAIMS, TABLE_3
+from flowstate_bench.arena.replay import recall_at_k as replay_recall
+from flowstate_bench.arena.runner import RunConfig, TaskRun
+
+# nAUC depth K per domain: the axes of the paper's Fig. 3; math and phys pooled as one domain.
+DOMAINS = {
+    "bundled_shopping": "shopping",
+    "group_travel_planner": "travel",
+    "formal_reasoning_math": "formal",
+    "formal_reasoning_phys": "formal",
+}
+DEPTH = {"shopping": 6, "travel": 8, "formal": 8}
+LAST_ONLY = {"shopping": False, "travel": False, "formal": True}
+SHORT = {
+    "bundled_shopping": "shop",
+    "group_travel_planner": "travel",
+    "formal_reasoning_math": "math",
+    "formal_reasoning_phys": "phys",
+}
+DEFINITIONS = {
+    "ps": "mean over tasks of the share of subtasks passed (shopping: exact ASIN match)",
+    "ps_graded": "shopping: mean graded reward over all steps (attribute match on the name)",
+    "ps_code": "travel: passing persons over all persons (the eval code's micro PS)",
+    "sps": "travel: mean over groups of passed constraint slots / constraint slots",
+    "sr": "shopping and travel: every subtask passed; formal: the last subtask passed",
+    "sr_at_k": "tasks whose k-th subtask passed / tasks with at least k subtasks",
+    "nauc": "ours: trapezoid area under SR@1..SR@K / (K-1); K = 6 shop, 8 travel, 8 formal, "
+    "cut to the longest task present",
+    "nauc_min": "the same with K = the shortest task, so every task counts at every depth",
+    "drop_rate": "ours: (SR@1 - SR@K) / SR@1 with the same K; null when SR@1 is 0",
+    "recall_at_k": "oracle agents: share of subtasks at depth k (with needed facts) whose facts "
+    "were all in what the agent was shown",
+    "replay_recall_at_k": "the recall replay: gold results of subtasks 1..k-1 written with the "
+    "official writers, one context(prompt_k), facts looked for (model-free memories only)",
+    "tokens": "task agent's prompt + completion tokens (provider usage, else tiktoken)",
+    "memory_tokens": "the memory system's own model calls (summary rewrites)",
+    "extra_llm_calls": "model calls that are not task-agent steps (summary rewrites)",
+}
+
+
+def _usage(runs: Sequence[TaskRun], attr: str) -> Usage:
+    total = Usage()
+    for r in runs:
+        total += getattr(r, attr)
+    return total
+
+
+def _recall(runs: Sequence[TaskRun]) -> list[float | None]:
+    longest = max((len(r.subtasks) for r in runs), default=0)
+    out: list[float | None] = []
+    for k in range(1, longest + 1):
+        seen = [r.subtasks[k - 1].found for r in runs if len(r.subtasks) >= k]
+        known = [f for f in seen if f is not None]
+        out.append(sum(known) / len(known) if known else None)
+    return out
+
+
+def curve_metrics(tasks: list[list[bool]], domain: str) -> dict[str, Any]:
+    curve = scoring.sr_at_k(tasks)
+    shortest = min((len(t) for t in tasks), default=0)
+    return {
+        "sr_at_k": curve,
+        "nauc": scoring.nauc(curve, DEPTH[domain]),
+        "nauc_min": scoring.nauc(curve, shortest),
+        "drop_rate": scoring.drop_rate(curve, DEPTH[domain]),
+    }
+
+
+def config_metrics(config: str, runs: Sequence[TaskRun]) -> dict[str, Any]:
+    domain = DOMAINS[config]
+    tasks = [r.passed for r in runs]
+    tokens, memory = _usage(runs, "usage"), _usage(runs, "memory_usage")
+    out: dict[str, Any] = {
+        "tasks": len(runs),
+        "subtasks": sum(len(t) for t in tasks),
+        "sr": scoring.success_rate(tasks, LAST_ONLY[domain]),
+        "ps": scoring.progress_score(tasks),
+        **curve_metrics(tasks, domain),
+        "recall_at_k": _recall(runs),
+        "tokens": tokens.total_tokens,
+        "memory_tokens": memory.total_tokens,
+        "llm_calls": tokens.calls + memory.calls,
+        "extra_llm_calls": sum(r.extra_calls for r in runs),
+    }
+    if config == "bundled_shopping":
+        graded = [s.graded for r in runs for s in r.subtasks]
+        out["ps_graded"] = sum(graded) / len(graded) if graded else 0.0
+    if config == "group_travel_planner":
+        out["ps_code"] = scoring.micro_ps(tasks)
+        groups = [r.sps for r in runs if r.sps is not None]
+        out["sps"] = sum(groups) / len(groups) if groups else None
+    return out
+
+
+def build_report(
+    config: RunConfig,
+    runs: Sequence[TaskRun],
+    judge: Judge,
+    replays: dict[str, dict[str, list[list[bool | None]]]] | None = None,
+) -> dict[str, Any]:
+    per: dict[str, dict[str, Any]] = {}
+    for name in config.configs:
+        per[name] = {}
+        for strategy in config.strategies:
+            mine = [r for r in runs if r.config == name and r.strategy == strategy]
+            if mine:
+                per[name][strategy] = config_metrics(name, mine)
+                replayed = (replays or {}).get(name, {}).get(strategy)
+                per[name][strategy]["replay_recall_at_k"] = (
+                    replay_recall(replayed) if replayed is not None else None
+                )
+        full = per[name].get("full")
+        for m in per[name].values():
+            m["token_reduction_vs_full"] = (
+                1 - m["tokens"] / full["tokens"] if full and full["tokens"] else None
+            )
+    return {
+        "run": {
+            "agent": config.agent,
+            "model": config.model,
+            "judge": judge.kind,
+            "judge_tokens": judge.usage.total_tokens,  # all configs and strategies together
+            "strategies": config.strategies,
+            "trials": config.trials,
+            "search_engine": "bm25s",
+            "definitions": DEFINITIONS,
+        },
+        "configs": per,
+        "domains": _domains(config, runs),
+        "avg_sr": _avg_sr(config, per),
+        "subtasks": [
+            {
+                **{
+                    k: v
+                    for k, v in asdict(r).items()
+                    if k in ("config", "task_id", "strategy", "trial")
+                },
+                "sps": r.sps,
+                "outcomes": [asdict(s) for s in r.subtasks],
+            }
+            for r in runs
+        ],  # fmt: skip
+    }
+
+
+def _domains(config: RunConfig, runs: Sequence[TaskRun]) -> dict[str, Any]:
+    out: dict[str, dict[str, Any]] = {}
+    for domain in dict.fromkeys(DOMAINS[c] for c in config.configs):
+        for strategy in config.strategies:
+            mine = [
+                r.passed for r in runs if DOMAINS[r.config] == domain and r.strategy == strategy
+            ]
+            if mine:
+                out.setdefault(domain, {})[strategy] = curve_metrics(mine, domain)
+    return out
+
+
+def _avg_sr(config: RunConfig, per: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """The unweighted mean of the four configs' SR, when all four ran."""
+    if len(per) < len(DOMAINS):
+        return {}
+    return {s: sum(per[c][s]["sr"] for c in per) / len(per) for s in config.strategies}
+
+
+def _cell(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def table_3(report: dict[str, Any]) -> list[str]:
+    run, per = report["run"], report["configs"]
+    head = "| method | " + " | ".join(COLUMNS) + " |"
+    lines = [head, "|" + "---|" * (len(COLUMNS) + 1)]
+    for strategy in run["strategies"]:
+        cells = []
+        for col in COLUMNS:
+            if col == "avg_sr":
+                cells.append(_cell(report["avg_sr"].get(strategy)))
+                continue
+            short, metric = col.split("_", 1)
+            config = next((c for c, s in SHORT.items() if s == short), "")
+            m = per.get(config, {}).get(strategy)
+            cells.append(_cell(m.get(metric) if m else None))
+        label = (
+            f"{strategy} (ours, agent {run['agent']}{', ' + run['model'] if run['model'] else ''})"
+        )
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    for method, values in TABLE_3.items():
+        lines.append(f"| {method} (published) | " + " | ".join(_cell(v) for v in values) + " |")
+    return lines
+
+
+def markdown(report: dict[str, Any]) -> str:
+    run = report["run"]
+    out = [
+        "# MemoryArena",
+        "",
+        f"Agent `{run['agent']}`, model `{run['model'] or 'scripted'}`, judge `{run['judge']}`, "
+        f"trials {run['trials']}, search `{run['search_engine']}`. Shopping PS is the exact "
+        "ASIN match; the graded reward is `ps_graded` below.",
+        "",
+        *table_3(report),
+        "",
+        "Published rows: MemoryArena Table 3 (gpt-5-mini task agent); their Avg SR also "
+        "averages Progressive Search.",
+        "FlowState paper (published): " + "; ".join(FLOWSTATE_CLAIMS) + ".",
+        "",
+        "| config | strategy | SR | PS | extra | nAUC | nAUC_min | drop | tokens "
+        "| memory tokens | calls | extra calls |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for config, strategies in report["configs"].items():
+        for strategy, m in strategies.items():
+            extra = m.get("ps_graded", m.get("sps"))
+            label = "ps_graded" if "ps_graded" in m else ("sPS" if "sps" in m else "")
+            out.append(
+                f"| {config} | {strategy} | {_cell(m['sr'])} | {_cell(m['ps'])} | "
+                f"{label + ' ' + _cell(extra) if label else ''} | {_cell(m['nauc'])} | "
+                f"{_cell(m['nauc_min'])} | {_cell(m['drop_rate'])} | {m['tokens']} | "
+                f"{m['memory_tokens']} | {m['llm_calls']} | {m['extra_llm_calls']} |"
+            )
+    out += ["", "SR@k per strategy (k = subtask depth):", ""]
+    for config, strategies in report["configs"].items():
+        for strategy, m in strategies.items():
+            curve = " ".join(_cell(v) for v in m["sr_at_k"])
+            recall = " ".join(_cell(v) for v in m["recall_at_k"])
+            line = f"- {config} / {strategy}: SR@k {curve}; recall@k {recall}"
+            if m.get("replay_recall_at_k") is not None:
+                line += "; replay recall@k " + " ".join(_cell(v) for v in m["replay_recall_at_k"])
+            out.append(line)
+    out += ["", "Definitions:", ""]
+    out += [f"- `{k}`: {v}" for k, v in run["definitions"].items()]
+    return "\n".join(out) + "\n"
+
+
+STYLES = ("-", "--", "-.", ":")
+
+
+def plot_sr_at_k(report: dict[str, Any], out: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    for domain, strategies in report["domains"].items():
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for n, (strategy, m) in enumerate(strategies.items()):
+            curve = m["sr_at_k"]
+            # Equal curves are common (every strategy at 1.0 with the oracle): vary the marker,
+            # its size and the dash so overlapping lines stay visible.
+            style = {"marker": "osD^v"[n % 5], "markersize": 9 - n, "linestyle": STYLES[n % 4]}
+            ax.plot(range(1, len(curve) + 1), curve, label=strategy, alpha=0.85, **style)
+        ax.set(
+            xlabel="subtask depth k",
+            ylabel="SR@k",
+            title=f"MemoryArena {domain}",
+            ylim=(-0.05, 1.05),
+        )
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        path = out / f"arena_sr_at_k_{domain}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def write_report(report: dict[str, Any], out: Path) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "arena_report.json").write_text(
+        json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    path = out / "arena_report.md"
+    path.write_text(markdown(report), encoding="utf-8")
+    plot_sr_at_k(report, out)
+    return path

@@ -1,0 +1,263 @@
+"""Runs MemoryArena: for each config, strategy, trial and task, the subtasks in order, each one
+session; the memory persists across a task's sessions and starts empty per task.
+
+A baseline session is the tau-bench JSON tool loop with the memory's context in front of the
+subtask prompt; after it, the config's writer turns the session into chunks and the memory
+`add`s them. FlowState gets a namespace per task: each subtask is one request.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowstate.api import FlowState
+from flowstate.engine.agent import AgentConfig
+from flowstate.errors import ModelError, UsageError
+from flowstate.llm.client import LiteLLMClient, ModelClient
+from flowstate.models.records import Usage
+from flowstate.store import Repository, Store
+from flowstate_bench.arena.data import CONFIGS, ArenaData, ArenaTask
+from flowstate_bench.arena.domain import TaskEnv
+from flowstate_bench.arena.formal import Judge
+from flowstate_bench.arena.memories import MEMORIES, MODEL_FREE
+from flowstate_bench.arena.oracle import ScriptedAgent
+from flowstate_bench.arena.replay import replay
+from flowstate_bench.arena.sessions import (
+    Resources,
+    make_env,
+    make_strategy,
+    policy_of,
+    steps_of,
+)
+from flowstate_bench.seam import FlowStateStrategy, MemoryStrategy, Strategy, TurnResult
+
+STRATEGIES = ("flowstate", *MEMORIES)
+
+
+class _NoModel:
+    """The client of the recall replay, which must never call a model."""
+
+    model = "none"
+
+    def complete(self, messages: list[dict[str, Any]], schema: type) -> Any:
+        raise UsageError("the recall replay runs no model")
+
+    async def acomplete(self, messages: list[dict[str, Any]], schema: type) -> Any:
+        raise UsageError("the recall replay runs no model")
+
+
+NO_MODEL = _NoModel()
+
+
+AgentKind = Literal["oracle", "forgetful", "llm"]
+
+
+class RunConfig(BaseModel):
+    """One MemoryArena run; the configs and the data folder are required."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    configs: list[str]
+    strategies: list[str] = list(STRATEGIES)
+    agent: AgentKind = "oracle"
+    model: str | None = None
+    judge_model: str | None = None
+    trials: int = Field(1, ge=1)
+    limit: int | None = Field(None, ge=1)
+    task_ids: list[str] | None = None
+    product_db: Path | None = None
+    travel_db: Path | None = None
+    cache_dir: Path | None = None
+    index_budget_tokens: int = Field(2_000, ge=50)
+    keep_memory: bool = False
+    model_kwargs: dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class SubtaskOutcome:
+    k: int
+    passed: bool
+    graded: float
+    found: bool | None  # the oracle: were the needed facts shown (None: none needed / llm)
+    answer: str
+
+
+@dataclass(frozen=True)
+class TaskRun:
+    config: str
+    task_id: str
+    strategy: str
+    trial: int
+    subtasks: list[SubtaskOutcome]
+    sps: float | None
+    usage: Usage  # the task agent's calls (its tool sub-calls included)
+    memory_usage: Usage  # the memory system's own calls (summaries)
+    extra_calls: int
+
+    @property
+    def passed(self) -> list[bool]:
+        return [s.passed for s in self.subtasks]
+
+
+class ArenaRunner:
+    def __init__(
+        self,
+        config: RunConfig,
+        data: ArenaData,
+        store: Store | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> None:
+        known = ("flowstate", *MEMORIES)  # read now: a memory may be registered after import
+        unknown = set(config.strategies) - set(known)
+        if unknown or not config.strategies:
+            raise UsageError(f"unknown strategies {sorted(unknown)}; from {', '.join(known)}")
+        bad = set(config.configs) - set(CONFIGS)
+        if bad:
+            raise UsageError(f"unknown configs {sorted(bad)}; from {', '.join(CONFIGS)}")
+        if "flowstate" in config.strategies and store is None:
+            raise UsageError("the flowstate strategy needs a Neo4j store")
+        if config.agent == "llm" and not config.model:
+            raise UsageError("--agent llm needs --model")
+        self.config, self.data, self.store = config, data, store
+        self.progress = progress or (lambda _: None)
+        self.run_id = uuid.uuid4().hex[:8]
+        self.namespaces: set[str] = set()
+        judge = Judge(LiteLLMClient(config.judge_model) if config.judge_model else None)
+        self.resources = Resources(config.product_db, config.travel_db, config.cache_dir, judge)
+
+    def tasks(self, name: str) -> list[ArenaTask]:
+        tasks = self.data.tasks(name)
+        if self.config.task_ids is not None:
+            wanted = set(self.config.task_ids)
+            tasks = [t for t in tasks if t.id in wanted]
+        return tasks[: self.config.limit] if self.config.limit else tasks
+
+    def total_subtasks(self) -> int:
+        c = self.config
+        per = sum(sum(len(t) for t in self.tasks(n)) for n in c.configs)
+        return per * len(c.strategies) * c.trials
+
+    def run(self) -> list[TaskRun]:
+        runs = []
+        try:
+            for name in self.config.configs:
+                for strategy in self.config.strategies:
+                    for trial in range(self.config.trials):
+                        for task in self.tasks(name):
+                            runs.append(self.task_run(task, strategy, trial))
+        finally:
+            self.cleanup()
+        return runs
+
+    def replays(self) -> dict[str, dict[str, list[list[bool | None]]]]:
+        """The recall replay (gold results in memory, no agent) of each model-free memory."""
+        out: dict[str, dict[str, list[list[bool | None]]]] = {}
+        for name in self.config.configs:
+            for strategy in (s for s in self.config.strategies if s in MODEL_FREE):
+                factory = MEMORIES[strategy]
+                per_task = []
+                for task in self.tasks(name):
+                    env = make_env(task, self.resources, lambda: NO_MODEL)
+                    per_task.append(replay(env, lambda f=factory: f(NO_MODEL)))
+                out.setdefault(name, {})[strategy] = per_task
+        return out
+
+    def task_run(self, task: ArenaTask, strategy: str, trial: int) -> TaskRun:
+        c = self.config
+        slot: list[ModelClient] = []
+        env = make_env(task, self.resources, lambda: slot[0])
+        scripted: ScriptedAgent | None = None
+        if c.agent == "llm":
+            assert c.model is not None
+            slot.append(LiteLLMClient(c.model, **c.model_kwargs))
+        else:
+            name = f"arena-{c.agent}-{self.run_id}-{strategy}-{trial}-{task.config}-{task.id}"
+            style = "flowstate" if strategy == "flowstate" else "loop"
+            scripted = ScriptedAgent(name, env, style, forgetful=c.agent == "forgetful")
+            slot.append(scripted.client())
+        try:
+            return self._subtasks(task, strategy, trial, env, slot[0], scripted)
+        finally:
+            if scripted is not None:
+                scripted.close()
+
+    def _subtasks(
+        self,
+        task: ArenaTask,
+        strategy: str,
+        trial: int,
+        env: TaskEnv,
+        client: ModelClient,
+        scripted: ScriptedAgent | None,
+    ) -> TaskRun:
+        memory: MemoryStrategy | None = None
+        usage, extra = Usage(), 0
+        agent: Strategy
+        if strategy == "flowstate":
+            agent = self._flowstate(task, trial, env, client)
+            base = env.base_request()
+            if base is not None:
+                result = agent.respond(base)
+                usage += result.usage
+        else:
+            memory = MEMORIES[strategy](client)
+            agent = make_strategy(env, client, memory)
+        outcomes: list[str] = []
+        answers: list[str] = []
+        for k in range(1, len(task) + 1):
+            if scripted is not None:
+                scripted.begin(k)
+            try:
+                result = agent.respond(env.prompt(k))
+            except ModelError as e:
+                # One failed session must not lose a long run: the subtask scores what the
+                # environment holds (nothing, usually) and the next one starts.
+                result = TurnResult(f"[model failed: {e}]", Usage(), outcome="failed")
+            usage, extra = usage + result.usage, extra + result.extra_calls
+            answers.append(result.answer)
+            outcomes.append(env.outcome(k, result.answer))
+            self.progress(f"{task.config} {strategy} task {task.id} subtask {k}/{len(task)}")
+        scored = env.score(outcomes)
+        found = scripted.found if scripted is not None else {}
+        subtasks = [
+            SubtaskOutcome(k, p, g, found.get(k), a[:500])
+            for k, (p, g, a) in enumerate(
+                zip(scored.passed, scored.graded, answers, strict=True), 1
+            )
+        ]
+        mem_usage = memory.usage if memory is not None else Usage()
+        extra += memory.extra_calls if memory is not None else 0
+        usage += env.usage  # the task model's calls from inside the tools
+        return TaskRun(
+            task.config, task.id, strategy, trial, subtasks, scored.sps, usage, mem_usage, extra
+        )
+
+    def _flowstate(
+        self, task: ArenaTask, trial: int, env: TaskEnv, client: ModelClient
+    ) -> Strategy:
+        assert self.store is not None
+        namespace = self._namespace(task, trial)
+        fs = FlowState(self.store, namespace)
+        config = AgentConfig(
+            max_steps=steps_of(task.config), index_budget_tokens=self.config.index_budget_tokens
+        )
+        return FlowStateStrategy(fs, client, env.tools(), policy_of(task.config), config)
+
+    def _namespace(self, task: ArenaTask, trial: int) -> str:
+        tid = re.sub(r"[^A-Za-z0-9_.-]", "_", task.id)
+        namespace = f"arena-{task.config}-{self.run_id}-t{trial}-{tid}"[:128]
+        self.namespaces.add(namespace)
+        return namespace
+
+    def cleanup(self) -> None:
+        if self.store is None or self.config.keep_memory:
+            return
+        for namespace in sorted(self.namespaces):
+            Repository(self.store, namespace).forget_namespace()

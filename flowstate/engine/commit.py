@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
 from flowstate.models.active import ActiveState
@@ -12,6 +13,8 @@ from flowstate.models.records import (
     Request,
     RequestBundle,
 )
+
+MAX_DROPPED_NOTES = 50  # on the request node; the rest are counted in one more note
 
 _DEFAULT_SUMMARY_CHARS = 120
 
@@ -70,4 +73,48 @@ def _still_cited(decision: ActionDecision, active: ActiveState) -> ActionDecisio
             "cites": [c for c in decision.cites if c in alive],
             "reason": f"{decision.reason} (cited {', '.join(gone)}, removed later in the request)",
         }
+    )
+
+
+def past_references(bundle: RequestBundle) -> set[str]:
+    """Ids of earlier requests' states that the bundle relates to or cites in a decision."""
+    own = {s.id for s in bundle.states}
+    targets = {r.target for r in bundle.relations}
+    cited = {c for d in bundle.decisions for c in d.cites}
+    return (targets | cited) - own
+
+
+def without_dangling(bundle: RequestBundle, gone: Iterable[str]) -> RequestBundle:
+    """The bundle without its references to past states forgotten before the commit, each
+    drop noted on the request (`Request.dropped`). The states themselves are all kept."""
+    gone = set(gone)
+    notes = list(bundle.request.dropped)
+    relations = []
+    for rel in bundle.relations:
+        if rel.target in gone:
+            notes.append(
+                f"relation {rel.source} {rel.type.value} {rel.target}: {rel.target} was "
+                "forgotten before the commit"
+            )
+        else:
+            relations.append(rel)
+    decisions = []
+    for decision in bundle.decisions:
+        lost = [c for c in decision.cites if c in gone]
+        if lost:
+            notes.append(
+                f"{decision.id} ({decision.tool}) cited {', '.join(lost)}, forgotten before "
+                "the commit; the decision is kept without that citation"
+            )
+            decision = decision.model_copy(
+                update={"cites": [c for c in decision.cites if c not in gone]}
+            )
+        decisions.append(decision)
+    if len(notes) > MAX_DROPPED_NOTES:
+        notes = notes[: MAX_DROPPED_NOTES - 1] + [
+            f"and {len(notes) - MAX_DROPPED_NOTES + 1} more references to forgotten states"
+        ]
+    request = bundle.request.model_copy(update={"dropped": notes})
+    return bundle.model_copy(
+        update={"request": request, "relations": relations, "decisions": decisions}
     )

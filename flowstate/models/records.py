@@ -84,6 +84,9 @@ class Request(Record):
     started_at: datetime = Field(default_factory=utcnow)
     finished_at: datetime = Field(default_factory=utcnow)
     usage: Usage = Usage()
+    # References the commit left out because their past state was forgotten (or expired) by
+    # another process while the request ran, each with why.
+    dropped: list[str] = []
 
     @model_validator(mode="after")
     def _id_matches_seq(self) -> Request:

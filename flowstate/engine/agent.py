@@ -304,7 +304,7 @@ class Agent:
             prompts=trace.prompts,
             replies=trace.replies,
             observations=list(active.observations.values()),
-            dropped=list(bundle.request.dropped),
+            dropped=list(bundle.request.dropped or []),
         )
 
     def _commit(self, bundle: RequestBundle) -> RequestBundle:

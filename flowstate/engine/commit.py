@@ -88,7 +88,7 @@ def without_dangling(bundle: RequestBundle, gone: Iterable[str]) -> RequestBundl
     """The bundle without its references to past states forgotten before the commit, each
     drop noted on the request (`Request.dropped`). The states themselves are all kept."""
     gone = set(gone)
-    notes = list(bundle.request.dropped)
+    notes = list(bundle.request.dropped or [])
     relations = []
     for rel in bundle.relations:
         if rel.target in gone:

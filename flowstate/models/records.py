@@ -85,8 +85,8 @@ class Request(Record):
     finished_at: datetime = Field(default_factory=utcnow)
     usage: Usage = Usage()
     # References the commit left out because their past state was forgotten (or expired) by
-    # another process while the request ran, each with why.
-    dropped: list[str] = []
+    # another process while the request ran, each with why; None (not stored) when nothing was.
+    dropped: list[str] | None = None
 
     @model_validator(mode="after")
     def _id_matches_seq(self) -> Request:

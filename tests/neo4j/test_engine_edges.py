@@ -15,7 +15,7 @@ from flowstate import ModelError, Outcome, ScriptedModel, Tool, UsageError
 from flowstate.engine.step import MAX_TOLD_CHARS
 from flowstate.llm.scripted import ScriptedFailure
 from flowstate.store import Repository, Store
-from tests.neo4j.engine_helpers import Harness, add, final, step, tool, user_prompt
+from tests.neo4j.engine_helpers import Harness, add, final, section, step, tool, user_prompt
 
 pytestmark = pytest.mark.neo4j
 
@@ -208,14 +208,18 @@ def test_a_model_that_is_no_client_fails_before_anything_is_written(
 def test_the_id_shown_as_superseding_can_be_opened(h: Harness) -> None:
     h.run([step([add("budget", "constraint")], action=final())])
     newer = add("budget", "constraint", relations=[{"type": "SUPERSEDES", "target": "r1.budget"}])
-    h.run([step(access=["r1.budget"]), step([newer], action=final())])
+    long = [add(f"fact{i}", summary=f"a long summary of fact {i} " * 3) for i in range(8)]
+    h.run([step(access=["r1.budget"]), step([newer, *long], action=final())])
     # a budget this small collapses both requests: r2.budget is shown only as the superseder
     agent, model = h.agent(
         [step(access=["r1"]), step(access=["r2.budget"]), step(action=final())],
         index_budget_tokens=50,
     )
     result = agent.run("what is the budget?")
-    assert "(SUPERSEDED by r2.budget)" in user_prompt(model, 1)
+    assert "[9 states; collapsed: access r2]" in user_prompt(model, 0)
+    assert "r1.budget [constraint] summary of budget  (SUPERSEDED by r2.budget)" in section(
+        user_prompt(model, 1), "Opened requests"
+    )
     assert result.revealed == ["r2.budget"]
     assert "not_visible" not in user_prompt(model, 2) and "unknown id" not in user_prompt(model, 2)
 

@@ -28,6 +28,7 @@ from flowstate.errors import UsageError
 from flowstate.models.step import nesting_depth
 
 MAX_OUTPUT_CHARS = 20_000
+MAX_TOOL_NAME_CHARS = 64
 MAX_RESULT_DEPTH = 64  # deeper parts of a result are replaced by a marker
 MAX_ERROR_NAME_CHARS = 64  # an argument name quoted in an "invalid arguments" message
 
@@ -55,6 +56,8 @@ class Tool:
         name = name or fn.__name__
         if not name.replace("_", "").isalnum():
             raise UsageError(f"tool name {name!r} must be letters, digits and _")
+        if len(name) > MAX_TOOL_NAME_CHARS:  # providers' limit; observations keep the name
+            raise UsageError(f"tool name {name[:20]!r}... has {len(name)} characters; at most 64")
         params, takes_model = _parameters_model(fn, name)
         doc = inspect.getdoc(fn) or name.replace("_", " ")
         return cls(name, doc, fn, params, consequential, takes_model)

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from flowstate.engine.tools import MAX_OUTPUT_CHARS, Tool
+from flowstate.errors import UsageError
 
 
 def _deep(depth: int, make: Any) -> Any:
@@ -109,3 +110,13 @@ def test_an_async_tool_is_awaited_by_acall_and_refused_by_call() -> None:
     assert asyncio.run(tool.acall({"city": "Porto"})).output == "Porto: ok"
     refused = tool.call({"city": "Porto"})
     assert refused.is_error and "async tools need `await agent.arun(...)`" in refused.output
+
+
+def test_a_tool_name_longer_than_providers_accept_is_refused_up_front() -> None:
+    def fn() -> str:
+        """Any."""
+        return ""
+
+    with pytest.raises(UsageError, match="at most 64"):
+        Tool.from_function(fn, name="t" * 65)
+    assert Tool.from_function(fn, name="t" * 64).name == "t" * 64

@@ -26,7 +26,7 @@ from flowstate.llm.parsing import parse_step
 from flowstate.llm.scripted import ScriptedFailure, ScriptedModel, unregister
 from flowstate.models import Category, Outcome, StepOutput
 from flowstate.models.active import ActiveState
-from flowstate.models.records import utcnow
+from flowstate.models.records import is_unicode, utcnow
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
 
@@ -57,7 +57,9 @@ def _nested(depth: int) -> Any:
     return value
 
 
-def _hostile_tools() -> list[Tool]:
+def hostile_tool_set() -> list[Tool]:
+    """Tools that return or raise what a careless or hostile tool might (also used by tests)."""
+
     def surrogate() -> str:
         """Bytes decoded with surrogateescape."""
         return b"caf\xe9 \xff\xfe".decode("utf-8", "surrogateescape")
@@ -86,7 +88,7 @@ def _hostile_tools() -> list[Tool]:
     return [Tool.from_function(f) for f in (surrogate, loud, lookup, deep, huge, later)]
 
 
-_HOSTILE_CALLS = [
+HOSTILE_CALLS = [
     _call("surrogate"),
     _call("loud"),
     {"type": "tool", "name": "lookup", "arguments": {"city": "Porto", "n" * 15_000: 1}},
@@ -102,13 +104,13 @@ def hostile_tools(store: Store, rounds: int = 1) -> dict:
            "requests_resumed": 0, "problems": []}  # fmt: skip
     for i in range(rounds * 2):
         run_async = i % 2 == 1
-        calls = [*_HOSTILE_CALLS, *([_call("later", city="Porto")] if run_async else [])]
+        calls = [*HOSTILE_CALLS, *([_call("later", city="Porto")] if run_async else [])]
         script: list[Any] = [{"action": c, "delta": [_add(f"s{n}", evidence=[f"r1.o{n}"])]
                               if n else []} for n, c in enumerate(calls)]  # fmt: skip
         script += [{"delta": [_add("last", evidence=[f"r1.o{len(calls)}"])]}]
         script += [ScriptedFailure(400, "the model went away")]
         repo = Repository(store, _namespace("tools"))
-        tools = [t for t in _hostile_tools() if run_async or not t.is_async]
+        tools = [t for t in hostile_tool_set() if run_async or not t.is_async]
         try:
             first = ScriptedModel.sequence(f"{repo.namespace}-1", script)
             agent = FlowState(store, repo.namespace).agent(first, tools)
@@ -124,7 +126,7 @@ def hostile_tools(store: Store, rounds: int = 1) -> dict:
             out["false_interruptions"] += resumed.count("was interrupted")
             out["tool_outputs"] += len(calls)
             for obs in repo.bundles()[0].observations:
-                ok = len(obs.output) <= MAX_OUTPUT_CHARS + 100 and _utf8(obs.output)
+                ok = len(obs.output) <= MAX_OUTPUT_CHARS + 100 and is_unicode(obs.output)
                 out["bounded_observations"] += ok
                 if not ok:
                     out["problems"].append(f"{obs.tool}: unbounded or invalid observation")
@@ -133,14 +135,6 @@ def hostile_tools(store: Store, rounds: int = 1) -> dict:
         finally:
             _cleanup(repo, f"{repo.namespace}-1", f"{repo.namespace}-2")
     return out
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _deep_replies() -> list[str]:

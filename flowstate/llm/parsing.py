@@ -181,27 +181,7 @@ def _fenced(text: str) -> tuple[int, str] | None:
 
 def _nesting(body: str, limit: int) -> int:
     """How deep `{` and `[` nest in `body` outside JSON strings; stops once past `limit`."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in body:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > limit:
-                    break
-        elif ch in "}]":
-            depth -= 1
-    return deepest
+    return _scan(body, 0, limit)[1]
 
 
 def _closes(body: str) -> bool:
@@ -216,7 +196,14 @@ def _balanced(text: str, start: int) -> str:
 
 def _closing_brace(text: str, start: int) -> int | None:
     """Index of the brace that closes the one at text[start], skipping JSON strings."""
-    depth, in_string, escaped = 0, False, False
+    return _scan(text, start)[0]
+
+
+def _scan(text: str, start: int, depth_limit: int | None = None) -> tuple[int | None, int]:
+    """Walk text[start:] outside JSON strings: (index of the brace that closes text[start] or
+    None, the deepest nesting of `{` and `[` seen). Stops early once past `depth_limit`."""
+    braces = nested = deepest = 0
+    in_string = escaped = False
     for i in range(start, len(text)):
         ch = text[i]
         if in_string:
@@ -228,13 +215,19 @@ def _closing_brace(text: str, start: int) -> int | None:
                 in_string = False
         elif ch == '"':
             in_string = True
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-    return None
+        elif ch in "{[":
+            braces += ch == "{"
+            nested += 1
+            deepest = max(deepest, nested)
+            if depth_limit is not None and deepest > depth_limit:
+                return None, deepest
+        elif ch in "}]":
+            nested -= 1
+            if ch == "}":
+                braces -= 1
+                if braces == 0:
+                    return i, deepest
+    return None, deepest
 
 
 def describe_validation_error(error: ValidationError, data: Any) -> str:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
 
 import pytest
 
 from flowstate import ModelError, Outcome, ScriptedModel, Tool, UsageError
+from flowstate.bench.fault_edges import HOSTILE_CALLS, hostile_tool_set
 from flowstate.engine.step import MAX_TOLD_CHARS
 from flowstate.llm.scripted import ScriptedFailure
 from flowstate.store import Repository, Store
@@ -91,47 +91,6 @@ def test_an_approver_that_raises_is_a_recorded_denial(h: Harness, repo: Reposito
     assert decision.reason in user_prompt(model, 1)
 
 
-def _deep(depth: int) -> Any:
-    value: Any = 0
-    for _ in range(depth):
-        value = [value]
-    return value
-
-
-def _hostile_tools() -> list[Tool]:
-    def surrogate() -> str:
-        """Bytes decoded with surrogateescape."""
-        return b"caf\xe9 \xff".decode("utf-8", "surrogateescape")
-
-    def loud() -> str:
-        """Fails with a huge message."""
-        raise ValueError("e" * 250_000)
-
-    def lookup(city: str) -> str:
-        """Look a city up."""
-        return city
-
-    def deep() -> Any:
-        """A result nested 3,000 deep."""
-        return _deep(3_000)
-
-    async def later(city: str) -> str:
-        """An async tool."""
-        await asyncio.sleep(0)
-        return f"{city} later"
-
-    return [Tool.from_function(f) for f in (surrogate, loud, lookup, deep, later)]
-
-
-HOSTILE_CALLS = [
-    tool("surrogate"),
-    tool("loud"),
-    # a longer name is refused by the parser already (arguments: at most 20,000 characters)
-    {"type": "tool", "name": "lookup", "arguments": {"city": "Porto", "n" * 15_000: 1}},
-    tool("deep"),
-]
-
-
 def _hostile_run(h: Harness, run_async: bool):  # noqa: ANN202
     calls = [*HOSTILE_CALLS, *([tool("later", city="Porto")] if run_async else [])]
     # every observation is cited, so the commit keeps them all
@@ -139,7 +98,7 @@ def _hostile_run(h: Harness, run_async: bool):  # noqa: ANN202
     script += [step([add(f"s{i}", evidence=[f"r1.o{i}"])], action=c) for i, c in
                enumerate(calls[1:], 1)]  # fmt: skip
     script += [step([add("last", evidence=[f"r1.o{len(calls)}"])]), ScriptedFailure(400, "gone")]
-    tools = [t for t in _hostile_tools() if run_async or not t.is_async]
+    tools = [t for t in hostile_tool_set() if run_async or not t.is_async]
     agent, model = h.agent(script, tools=tools)
     with pytest.raises(ModelError):  # the model fails after the hostile calls: a draft is left
         asyncio.run(agent.arun("hostile")) if run_async else agent.run("hostile")
@@ -153,7 +112,7 @@ def test_hostile_tool_results_become_bounded_observations_and_resume_is_honest(
     _, model, n = _hostile_run(h, run_async)
     prompts = [c.messages[-1]["content"] for c in model.calls if c.reply is not None]
     assert all(len(p) < 60_000 for p in prompts)  # nothing hostile is shown in full
-    assert "caf\\udce9 \\udcff" in prompts[1]
+    assert "caf\\udce9 \\udcff\\udcfe" in prompts[1]
     assert "(15,000 characters): Extra inputs are not permitted" in prompts[3]
     assert "nested deeper than 64 levels: not shown" in prompts[4]
     fresh, fresh_model = Harness(store, repo.namespace).agent([step(action=final("ok"))])
@@ -166,15 +125,16 @@ def test_hostile_tool_results_become_bounded_observations_and_resume_is_honest(
         obs.output.encode("utf-8")
         assert len(obs.output) < 21_000
     outputs = {o.tool: o.output for o in bundle.observations}
-    assert outputs["surrogate"] == "caf\\udce9 \\udcff"
+    assert outputs["surrogate"] == "caf\\udce9 \\udcff\\udcfe"
+    assert outputs["huge"].endswith("[truncated: 300,000 characters in all]")
     assert outputs["loud"].startswith("ValueError: eee")
     assert outputs["loud"].endswith("[truncated: 250,012 characters in all]")
     if run_async:
-        assert outputs["later"] == "Porto later"
+        assert outputs["later"] == "Porto \\udcff later"
 
 
 def test_run_refuses_async_tools_before_writing(h: Harness, repo: Repository) -> None:
-    agent, model = h.agent([step(action=final())], tools=_hostile_tools())
+    agent, model = h.agent([step(action=final())], tools=hostile_tool_set())
     with pytest.raises(UsageError, match=r"later are async \(async def\): use `await agent.arun"):
         agent.run("go")
     assert model.calls == [] and repo.counts().nodes == 0

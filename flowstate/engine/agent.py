@@ -27,6 +27,7 @@ from flowstate.models.records import (
     Observation,
     Outcome,
     Relation,
+    Request,
     RequestBundle,
     Usage,
     is_unicode,
@@ -282,11 +283,13 @@ class Agent:
         if self.redact:
             bundle = redact_bundle(bundle, self.redact)
         # A retry may follow a commit whose acknowledgement was lost: never commit twice.
-        if not (retry and self._committed(active.request_id)):
+        landed = self._committed(active.request_id) if retry else None
+        if landed is None:
             # Saved with how it ended first: a crash in the commit resumes to this commit,
             # without asking the model again.
             self._save_draft(active)
             bundle = self._commit(bundle)
+        dropped = (landed or bundle.request).dropped or []
         self._refresh_index(bundle.relations)
         if self.on_step is not None:
             self.on_step(active)
@@ -304,7 +307,7 @@ class Agent:
             prompts=trace.prompts,
             replies=trace.replies,
             observations=list(active.observations.values()),
-            dropped=list(bundle.request.dropped or []),
+            dropped=list(dropped),
         )
 
     def _commit(self, bundle: RequestBundle) -> RequestBundle:
@@ -326,13 +329,13 @@ class Agent:
         _, missing = _each(self.repo.reveal, list(state_ids))
         return set(missing)
 
-    def _committed(self, request_id: str) -> bool:
-        """Whether a retried commit already landed (its acknowledgement was lost)."""
+    def _committed(self, request_id: str) -> Request | None:
+        """The request as committed, when a retried commit already landed (its acknowledgement
+        was lost); else None."""
         try:
-            self.repo.get_request(request_id)
+            return self.repo.get_request(request_id)
         except NotFoundError:
-            return False
-        return True
+            return None
 
     def _refresh_index(self, relations: Iterable[Relation] = ()) -> None:
         """Append requests committed since the last look (ours or another process's)."""

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from flowstate.models.active import ActiveState
 from flowstate.models.records import (
+    MAX_REASON_CHARS,
     MAX_SUMMARY_CHARS,
     ActionDecision,
     Outcome,
@@ -71,7 +72,10 @@ def _still_cited(decision: ActionDecision, active: ActiveState) -> ActionDecisio
     return decision.model_copy(
         update={
             "cites": [c for c in decision.cites if c in alive],
-            "reason": f"{decision.reason} (cited {', '.join(gone)}, removed later in the request)",
+            # bounded like the field: a long list of removed ids must not fail the commit
+            "reason": f"{decision.reason} (cited {', '.join(gone)}, removed later in the request)"[
+                :MAX_REASON_CHARS
+            ],
         }
     )
 

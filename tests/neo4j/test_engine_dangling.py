@@ -201,3 +201,23 @@ def test_one_forgotten_id_does_not_block_an_access_batch(
     )
     assert "access r2.d: not found" in prompt
     assert "content of a" in prompt and "content of c" in prompt
+
+
+def test_a_lost_acknowledgement_of_a_commit_that_dropped_still_reports_the_drops(
+    h: Harness, repo: Repository, other: Repository
+) -> None:
+    _seed(h)
+    agent, model, _ = _booking_request(h, lambda: other.forget_state("r1.budget"))
+    real_commit = agent.repo.commit
+
+    def commit_then_lose_the_ack(bundle):  # noqa: ANN001, ANN202
+        real_commit(bundle)  # NotFound first; the retry without r1.budget lands
+        raise StoreUnavailable("the acknowledgement was lost")
+
+    agent.repo.commit = commit_then_lose_the_ack  # type: ignore[method-assign]
+    with pytest.raises(StoreUnavailable):
+        agent.run("book")
+    del agent.repo.commit
+    result = agent.resume()
+    assert len(model.calls) == 3 and [r.id for r in repo.history()] == ["r1", "r2"]
+    assert len(result.dropped) == 2 and result.dropped == repo.get_request("r2").dropped

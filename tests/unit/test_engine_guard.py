@@ -7,12 +7,13 @@ from typing import Any
 
 import pytest
 
+from flowstate.engine.commit import bundle_of
 from flowstate.engine.step import AgentConfig, Approval, StepLogic, superseded
 from flowstate.engine.tools import Tool
 from flowstate.llm.client import Completion
-from flowstate.models import Category, StateNode, StepOutput, Usage
+from flowstate.models import Category, Outcome, StateNode, StepOutput, Usage
 from flowstate.models.active import ActiveState
-from flowstate.models.records import Relation
+from flowstate.models.records import Relation, utcnow
 from flowstate.models.views import RelationView, RevealedState
 from flowstate.models.vocab import RelationType
 from flowstate.rules import Visibility
@@ -142,3 +143,14 @@ def test_an_approver_that_raises_denies_and_the_request_goes_on() -> None:
     assert len(asked) == 1 and active.pending_call is None
     assert active.decisions[-1].cites == ["r5.plan"]
     assert active.step == 1  # absorbed, not raised
+
+
+def test_a_decision_citing_many_states_removed_later_still_fits_its_record() -> None:
+    keys = [f"state_{'x' * 50}_{i}" for i in range(60)]
+    active = _active(states={k: _state("r5", k) for k in keys})
+    assert _pay(active, [f"r5.{k}" for k in keys]) is None
+    active.states = {}  # all removed later in the request
+    bundle = bundle_of(active, Outcome.ANSWERED, "", "", utcnow())
+    [decision] = bundle.decisions
+    assert decision.cites == [] and len(decision.reason) == 2_000
+    type(bundle).model_validate(bundle.model_dump())  # what the commit re-validates

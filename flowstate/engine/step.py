@@ -279,7 +279,7 @@ class StepLogic:
         else:
             refusal = self._ask(Approval(active.request_id, call.name, dict(call.arguments), cited))
         if refusal is not None:
-            refusal = bounded(refusal, MAX_TOLD_CHARS)
+            refusal = shortened(refusal)
         active.decisions.append(
             ActionDecision(
                 namespace=active.namespace,
@@ -326,9 +326,19 @@ def superseded(active: ActiveState) -> dict[str, set[str]]:
     return newer
 
 
+def shortened(message: str) -> str:
+    """A message of at most about MAX_TOLD_CHARS: a long one loses its middle (where quoted
+    input sits), so the start (where) and the end (why) are kept."""
+    if len(message) <= MAX_TOLD_CHARS:
+        return bounded(message)
+    head, tail = message[: MAX_TOLD_CHARS * 3 // 5], message[-(MAX_TOLD_CHARS // 3) :]
+    cut = len(message) - len(head) - len(tail)
+    return bounded(f"{head}… [{cut:,} characters cut] …{tail}")
+
+
 def told_back(told: list[str]) -> list[str]:
     """The messages for the next prompt: each bounded, at most MAX_TOLD_PER_STEP of them."""
-    kept = [bounded(t, MAX_TOLD_CHARS) for t in told[:MAX_TOLD_PER_STEP]]
+    kept = [shortened(t) for t in told[:MAX_TOLD_PER_STEP]]
     if len(told) > MAX_TOLD_PER_STEP:
         kept.append(f"... and {len(told) - MAX_TOLD_PER_STEP} more problems in this step")
     return kept

@@ -15,7 +15,7 @@ from flowstate.models.vocab import Category, RelationType
 # Bounds of a tool call's arguments: they are kept in the draft, in observations and decisions,
 # and shown in every later prompt, so they must stay small and shallow enough to serialise.
 MAX_ARGUMENT_DEPTH = 32  # the arguments object itself is level 1
-MAX_ARGUMENT_CHARS = 20_000  # as compact JSON
+MAX_ARGUMENT_CHARS = 50_000  # as compact JSON; room for a 20,000-character text and more
 
 
 class _Step(BaseModel):

@@ -137,9 +137,10 @@ def _edge_totals(edges: dict | None) -> dict:
 @fails_cleanly
 def faults(cases: int, full_cases: int, agents: int, requests: int, kills: int,
            edge_rounds: int, seed: int, spare: bool, out: Path) -> None:  # fmt: skip
-    """Inject faults and load: fuzzed model output, concurrent agents, Neo4j killed during
-    commits and stopped mid-request. Writes --out/faults.json; exits 1 when anything was
-    lost, crossed or left unexplained.
+    """Inject faults and load: fuzzed model output, concurrent agents, hostile tools and
+    replies, states forgotten before a commit, a process killed at its final commit, Neo4j
+    killed during commits and stopped mid-request. Writes --out/faults.json; exits 1 when
+    anything was lost, crossed or left unexplained.
 
     \b
     Example:

@@ -116,27 +116,10 @@ class Agent:
         return self._drive(active)
 
     async def arun(self, text: str) -> RunResult:
-        """`run` for asyncio: the model call is awaited; database calls run in a thread."""
+        """`run` for asyncio: the model call and async tools are awaited; database calls and
+        sync tools run in a thread."""
         active = await asyncio.to_thread(self._begin, text)
-        trace = _Trace()
-        try:
-            while True:
-                rendered, msgs = self._prompt(active)
-                trace.prompts.append(msgs)
-                completion = await self.model.acomplete(msgs, StepOutput)
-                trace.replies.append(completion.text)
-                verdict = self.logic.absorb(
-                    active, completion, self.logic.visibility(active, rendered)
-                )
-                if verdict.done:
-                    return await asyncio.to_thread(self._finish, active, verdict, trace)
-                if active.pending_call is not None:  # write-ahead, as in _act
-                    await asyncio.to_thread(self._save_draft, active)
-                    await self.logic.arun_pending(active)
-                await asyncio.to_thread(self._after_step, active)
-        except StoreError:
-            self._inflight = active
-            raise
+        return await self._adrive(active)
 
     def pending(self) -> str | None:
         """The id of an interrupted request of this namespace, if there is one."""
@@ -145,15 +128,11 @@ class Agent:
 
     def resume(self) -> RunResult:
         """Continue an interrupted request from its last saved step."""
-        draft = self.repo.load_draft()
-        inflight, self._inflight = self._inflight, None
-        if inflight is not None and (draft is None or draft[0] == inflight.request_id):
-            return self._drive(inflight)  # newer than any draft it managed to save
-        if draft is None:
-            raise UsageError(f"no interrupted request in namespace {self.repo.namespace!r}")
-        active = ActiveState.model_validate_json(draft[1])
-        self.logic.interrupted(active)
-        return self._drive(active)
+        return self._drive(self._resumable())
+
+    async def aresume(self) -> RunResult:
+        """`resume` for asyncio, as `arun` runs a request."""
+        return await self._adrive(await asyncio.to_thread(self._resumable))
 
     def discard(self) -> str | None:
         """Drop an interrupted request; nothing of it was committed. Returns its id."""
@@ -191,6 +170,17 @@ class Agent:
         self._save_draft(active)
         return active
 
+    def _resumable(self) -> ActiveState:
+        draft = self.repo.load_draft()
+        inflight, self._inflight = self._inflight, None
+        if inflight is not None and (draft is None or draft[0] == inflight.request_id):
+            return inflight  # newer than any draft it managed to save
+        if draft is None:
+            raise UsageError(f"no interrupted request in namespace {self.repo.namespace!r}")
+        active = ActiveState.model_validate_json(draft[1])
+        self.logic.interrupted(active)
+        return active
+
     def _drive(self, active: ActiveState) -> RunResult:
         try:
             return self._steps(active)
@@ -217,6 +207,39 @@ class Agent:
                 return self._finish(active, verdict, trace)
             self._act(active)
             self._after_step(active)
+
+    async def _adrive(self, active: ActiveState) -> RunResult:
+        try:
+            return await self._asteps(active)
+        except StoreError:
+            self._inflight = active
+            raise
+
+    async def _asteps(self, active: ActiveState) -> RunResult:
+        """`_steps`, step for step, with the model call and async tools awaited."""
+        trace = _Trace()
+        if active.finish is not None:
+            verdict = _verdict(active.finish)
+            return await asyncio.to_thread(self._finish, active, verdict, trace, True)
+        if active.pending_call is not None or active.pending_access:
+            await self._aact(active)
+            await asyncio.to_thread(self._after_step, active)
+        while True:
+            rendered, msgs = self._prompt(active)
+            trace.prompts.append(msgs)
+            completion = await self.model.acomplete(msgs, StepOutput)
+            trace.replies.append(completion.text)
+            verdict = self.logic.absorb(active, completion, self.logic.visibility(active, rendered))
+            if verdict.done:
+                return await asyncio.to_thread(self._finish, active, verdict, trace)
+            await self._aact(active)
+            await asyncio.to_thread(self._after_step, active)
+
+    async def _aact(self, active: ActiveState) -> None:
+        """`_act` for asyncio: the write-ahead save in a thread, then the tool."""
+        if active.pending_call is not None:
+            await asyncio.to_thread(self._save_draft, active)
+            await self.logic.arun_pending(active)
 
     def _prompt(self, active: ActiveState) -> tuple[RenderedIndex, list[dict[str, str]]]:
         rendered = self.index.render()

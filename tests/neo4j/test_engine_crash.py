@@ -12,7 +12,7 @@ from flowstate import Outcome, StoreUnavailable
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
 from tests.neo4j.conftest import Raw
-from tests.neo4j.engine_helpers import Harness, add, final, step, tool
+from tests.neo4j.engine_helpers import Harness, add, fail_save, final, step, tool
 
 pytestmark = pytest.mark.neo4j
 
@@ -134,16 +134,7 @@ def test_a_step_cut_before_its_tool_ran_is_finished_on_resume(
         ],
         tools=[lookup],
     )
-    real_save = agent.repo.save_draft
-    saves: list[str] = []
-
-    def fail_the_second_save(request_id: str, payload: str) -> None:
-        saves.append(request_id)
-        if len(saves) == 2:  # the first is the request's start; the second precedes the call
-            raise StoreUnavailable("Neo4j went away")
-        real_save(request_id, payload)
-
-    agent.repo.save_draft = fail_the_second_save  # type: ignore[method-assign]
+    fail_save(agent, 2)  # the save before the call
     with pytest.raises(StoreUnavailable):
         agent.run("hotels in Porto")
     assert runs == []

@@ -10,12 +10,21 @@ import json
 
 import pytest
 
-from flowstate import ModelError, Outcome, ScriptedModel, Tool, UsageError
+from flowstate import ModelError, Outcome, ScriptedModel, StoreUnavailable, Tool, UsageError
 from flowstate.bench.fault_edges import HOSTILE_CALLS, hostile_tool_set
 from flowstate.engine.step import MAX_TOLD_CHARS
 from flowstate.llm.scripted import ScriptedFailure
 from flowstate.store import Repository, Store
-from tests.neo4j.engine_helpers import Harness, add, final, section, step, tool, user_prompt
+from tests.neo4j.engine_helpers import (
+    Harness,
+    add,
+    fail_save,
+    final,
+    section,
+    step,
+    tool,
+    user_prompt,
+)
 
 pytestmark = pytest.mark.neo4j
 
@@ -200,3 +209,30 @@ def test_rejections_quoting_hostile_input_are_bounded(h: Harness) -> None:
         assert len(told) < 6 * (MAX_TOLD_CHARS + 100)
     told = user_prompt(model, 1)
     assert "characters cut] …" in told and "key must be snake_case" in told  # why is kept
+
+
+def test_aresume_finishes_an_async_step_cut_before_its_tool_ran(
+    h: Harness, repo: Repository
+) -> None:
+    runs: list[str] = []
+
+    async def fetch(city: str) -> str:
+        """An async lookup."""
+        await asyncio.sleep(0)
+        runs.append(city)
+        return f"{city}: 3 hotels"
+
+    agent, model = h.agent(
+        [
+            step([add("city")], action=tool("fetch", city="Porto")),
+            step([add("hotels", evidence=["r1.o1"])], action=final("3 hotels")),
+        ],
+        tools=[fetch],
+    )
+    fail_save(agent, 2)  # the write-ahead save before the call
+    with pytest.raises(StoreUnavailable):
+        asyncio.run(agent.arun("hotels in Porto"))
+    assert runs == []
+    result = asyncio.run(agent.aresume())
+    assert runs == ["Porto"] and len(model.calls) == 2 and result.answer == "3 hotels"
+    assert [o.output for o in repo.bundles()[0].observations] == ["Porto: 3 hotels"]

@@ -18,7 +18,9 @@ from flowstate.engine.agent import Agent, AgentConfig
 from flowstate.engine.index import HistoricalIndex, RenderedIndex
 from flowstate.engine.step import Approval
 from flowstate.engine.tools import Tool
+from flowstate.errors import UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
+from flowstate.llm.scripted import ScriptedModel
 from flowstate.models.records import Request
 from flowstate.models.views import RevealedState
 from flowstate.safety.redaction import Redactor
@@ -91,13 +93,14 @@ class FlowState:
         redact: Redactor | None = None,
         **model_kwargs: Any,
     ) -> Agent:
-        """An agent over this memory. `model` is any litellm model name, or a ModelClient.
+        """An agent over this memory. `model` is any litellm model name, a ModelClient, or a
+        ScriptedModel (its client is used).
 
         `approve` decides consequential tool calls (denied when None); `redact` sees every
         state, observation, decision and request before it is persisted (see
         `flowstate.safety.redaction.builtin_redactor`).
         """
-        client = LiteLLMClient(model, **model_kwargs) if isinstance(model, str) else model
+        client = _client(model, model_kwargs)
         tools = [t if isinstance(t, Tool) else Tool.from_function(t) for t in tools]
         return Agent(self.repository, client, tools, config, approve=approve, redact=redact)
 
@@ -123,3 +126,17 @@ class FlowState:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _client(model: object, model_kwargs: dict[str, Any]) -> ModelClient:
+    """The model client for `fs.agent`; anything else fails here, before anything is written."""
+    if isinstance(model, str):
+        return LiteLLMClient(model, **model_kwargs)
+    if isinstance(model, ScriptedModel):
+        return model.client(**model_kwargs)
+    if not isinstance(model, ModelClient):
+        raise UsageError(
+            f"model must be a litellm model name, a ModelClient or a ScriptedModel, not "
+            f"{type(model).__name__}"
+        )
+    return model

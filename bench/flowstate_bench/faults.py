@@ -1,7 +1,9 @@
 """`flowstate bench faults`: is FlowState safe to deploy? Faults and load at scale.
 
 Fuzzed model replies (fast path and whole requests on Neo4j), many concurrent agents on one
-Store, Neo4j SIGKILLed during commits and stopped in the middle of a request. Every part
+Store, the engine's edges (hostile tool outputs, replies nested past the recursion limit,
+past states forgotten before a commit, a process killed at its final commit), Neo4j
+SIGKILLed during commits and stopped in the middle of a request. Every part
 reports what it tried and what it found; losses, crossed and duplicated states must be 0.
 """
 
@@ -24,7 +26,8 @@ def totals(report: dict) -> dict:
     fast, full, crowd, spare = report["fuzz"], report["fuzz_full"], report["crowd"], report["spare"]
     kills = spare["kills"]
     outages = [o for o in (spare.get("outage"), spare.get("outage_at_commit")) if o]
-    others = [p for part in [crowd, *kills, *outages] for p in part["problems"]]
+    edges = list(report.get("edges", {}).values())
+    others = [p for part in [crowd, *kills, *outages, *edges] for p in part["problems"]]
     unlisted = crowd["problem_count"] - len(crowd["problems"])  # the crowd quotes 20 at most
     outage_losses = sum(
         len(set(EXPECTED_STATES) - set(o["committed_states"])) + (o["answer"] != "done")
@@ -49,8 +52,28 @@ def totals(report: dict) -> dict:
         "crossed_states": crowd["crossed"],
         "duplicated_states": crowd["duplicated"],
         "rejections_explained": fast.get("rejections_told", 0) + full.get("rejections_told", 0),
+        **_edge_totals(report.get("edges")),
         "failures": fast["failures"] + full["failures"] + len(others) + unlisted,
         "problems": (others + fast["failure_examples"] + full["failure_examples"])[:40],
+    }
+
+
+def _edge_totals(edges: dict | None) -> dict:
+    if not edges:
+        return {}
+    tools, replies = edges["hostile_tools"], edges["deep_replies"]
+    dangling, crash = edges["dangling_at_commit"], edges["crash_at_final_commit"]
+    return {
+        "hostile_tool_outputs": tools["tool_outputs"],
+        "hostile_outputs_bounded": tools["bounded_observations"],
+        "false_interruptions_on_resume": tools["false_interruptions"],
+        "hostile_replies_refused": replies["refused_with_reason"],
+        "hostile_replies_that_escaped": replies["escaped"],
+        "dangling_commits": dangling["committed"],
+        "dangling_references_dropped": dangling["references_dropped"],
+        "requests_stuck_on_dangling": dangling["stuck"],
+        "crashes_at_final_commit": crash["rounds"],
+        "model_calls_repeated_after_crash": crash["model_calls_repeated"],
     }
 
 
@@ -90,6 +113,13 @@ def totals(report: dict) -> dict:
     show_default=True,
     help="Rounds of SIGKILL during commits on a spare server.",
 )
+@click.option(
+    "--edge-rounds",
+    type=click.IntRange(0),
+    default=1,
+    show_default=True,
+    help="Rounds of the edge cases: hostile tools, dangling references, crash at commit.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Fuzzing seed.")
 @click.option(
     "--spare/--no-spare",
@@ -105,11 +135,12 @@ def totals(report: dict) -> dict:
     help="Folder for faults.json.",
 )
 @fails_cleanly
-def faults(cases: int, full_cases: int, agents: int, requests: int, kills: int, seed: int,
-           spare: bool, out: Path) -> None:  # fmt: skip
-    """Inject faults and load: fuzzed model output, concurrent agents, Neo4j killed during
-    commits and stopped mid-request. Writes --out/faults.json; exits 1 when anything was
-    lost, crossed or left unexplained.
+def faults(cases: int, full_cases: int, agents: int, requests: int, kills: int,
+           edge_rounds: int, seed: int, spare: bool, out: Path) -> None:  # fmt: skip
+    """Inject faults and load: fuzzed model output, concurrent agents, hostile tools and
+    replies, states forgotten before a commit, a process killed at its final commit, Neo4j
+    killed during commits and stopped mid-request. Writes --out/faults.json; exits 1 when
+    anything was lost, crossed or left unexplained.
 
     \b
     Example:
@@ -122,7 +153,8 @@ def faults(cases: int, full_cases: int, agents: int, requests: int, kills: int, 
 
     began = time.monotonic()
     report: dict = {"options": {"cases": cases, "full_cases": full_cases, "agents": agents,
-                                "requests": requests, "kills": kills, "seed": seed}}  # fmt: skip
+                                "requests": requests, "kills": kills, "edge_rounds": edge_rounds,
+                                "seed": seed}}  # fmt: skip
     click.echo(f"Fuzzing {cases:,} requests through the step logic...")
     report["fuzz"] = fault_runs.fuzz(cases, seed, say=click.echo)
     settings = resolve_database(Neo4jSettings(), LocalServerSettings(), click.echo)
@@ -131,6 +163,12 @@ def faults(cases: int, full_cases: int, agents: int, requests: int, kills: int, 
         report["fuzz_full"] = fault_runs.fuzz(full_cases, seed, store, click.echo)
         click.echo(f"{agents} concurrent agents x {requests} requests...")
         report["crowd"] = fault_runs.crowd(store, agents, requests)
+        if edge_rounds:
+            from flowstate_bench.fault_edges import edges
+
+            click.echo(f"Edge cases x {edge_rounds}: hostile tools and replies, dangling "
+                       "references, a crash at the final commit...")  # fmt: skip
+            report["edges"] = edges(store, settings, edge_rounds)
     if spare:
         click.echo(f"{kills} SIGKILL rounds and two outages on a spare Neo4j...")
         report["spare"] = fault_runs.spare_faults(kills, click.echo)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
-from flowstate.engine.commit import bundle_of
+from flowstate.engine.commit import bundle_of, past_references, without_dangling
 from flowstate.engine.index import HistoricalIndex, RenderedIndex
 from flowstate.engine.prompt import messages as build_messages
 from flowstate.engine.step import AgentConfig, StepLogic, StepVerdict
@@ -26,7 +27,10 @@ from flowstate.models.records import (
     Observation,
     Outcome,
     Relation,
+    Request,
+    RequestBundle,
     Usage,
+    is_unicode,
     utcnow,
 )
 from flowstate.models.step import StepOutput
@@ -53,6 +57,9 @@ class RunResult:
     prompts: list[list[dict[str, str]]] = field(default_factory=list, repr=False)
     replies: list[str] = field(default_factory=list, repr=False)  # raw model text per call
     observations: list[Observation] = field(default_factory=list, repr=False)  # all, cited or not
+    # What the commit left out because another process forgot it meanwhile, and why (also on
+    # the request node as `dropped`).
+    dropped: list[str] = field(default_factory=list)
 
 
 def _verdict(finish: Finish) -> StepVerdict:
@@ -82,7 +89,7 @@ class Agent:
     ) -> None:
         self.repo = repo
         self.redact = redact
-        # Called after every step that did not end the request, e.g. for a progress display.
+        # Called after every step, the final one too (after its commit), e.g. for progress.
         self.on_step: Callable[[ActiveState], None] | None = None
         # The request in flight when the database failed: resume() continues from it, so a
         # step that could not be saved is not lost with the connection.
@@ -99,29 +106,20 @@ class Agent:
 
     def run(self, text: str) -> RunResult:
         """Run one request to its end and commit what it created."""
+        asynchronous = [name for name, t in self.logic.tools.items() if t.is_async]
+        if asynchronous:
+            raise UsageError(
+                f"tool(s) {', '.join(asynchronous)} are async (async def): "
+                "use `await agent.arun(...)`"
+            )
         active = self._begin(text)
         return self._drive(active)
 
     async def arun(self, text: str) -> RunResult:
-        """`run` for asyncio: the model call is awaited; database calls run in a thread."""
+        """`run` for asyncio: the model call and async tools are awaited; database calls and
+        sync tools run in a thread."""
         active = await asyncio.to_thread(self._begin, text)
-        trace = _Trace()
-        try:
-            while True:
-                rendered, msgs = self._prompt(active)
-                trace.prompts.append(msgs)
-                completion = await self.model.acomplete(msgs, StepOutput)
-                trace.replies.append(completion.text)
-                verdict = self.logic.absorb(
-                    active, completion, self.logic.visibility(active, rendered)
-                )
-                if verdict.done:
-                    return await asyncio.to_thread(self._finish, active, verdict, trace)
-                await asyncio.to_thread(self._act, active)
-                await asyncio.to_thread(self._after_step, active)
-        except StoreError:
-            self._inflight = active
-            raise
+        return await self._adrive(active)
 
     def pending(self) -> str | None:
         """The id of an interrupted request of this namespace, if there is one."""
@@ -130,15 +128,11 @@ class Agent:
 
     def resume(self) -> RunResult:
         """Continue an interrupted request from its last saved step."""
-        draft = self.repo.load_draft()
-        inflight, self._inflight = self._inflight, None
-        if inflight is not None and (draft is None or draft[0] == inflight.request_id):
-            return self._drive(inflight)  # newer than any draft it managed to save
-        if draft is None:
-            raise UsageError(f"no interrupted request in namespace {self.repo.namespace!r}")
-        active = ActiveState.model_validate_json(draft[1])
-        self.logic.interrupted(active)
-        return self._drive(active)
+        return self._drive(self._resumable())
+
+    async def aresume(self) -> RunResult:
+        """`resume` for asyncio, as `arun` runs a request."""
+        return await self._adrive(await asyncio.to_thread(self._resumable))
 
     def discard(self) -> str | None:
         """Drop an interrupted request; nothing of it was committed. Returns its id."""
@@ -153,6 +147,11 @@ class Agent:
     def _begin(self, text: str) -> ActiveState:
         if not text.strip():
             raise UsageError("the request text is empty")
+        if not is_unicode(text):
+            raise UsageError(
+                "the request text contains a lone surrogate (an unpaired \\ud800-\\udfff): "
+                "send valid Unicode"
+            )
         if len(text) > MAX_REQUEST_TEXT_CHARS:
             raise UsageError(
                 f"the request has {len(text)} characters; at most {MAX_REQUEST_TEXT_CHARS}"
@@ -169,6 +168,17 @@ class Agent:
             namespace=self.repo.namespace, request_id=ids.request_id(seq), seq=seq, text=text
         )
         self._save_draft(active)
+        return active
+
+    def _resumable(self) -> ActiveState:
+        draft = self.repo.load_draft()
+        inflight, self._inflight = self._inflight, None
+        if inflight is not None and (draft is None or draft[0] == inflight.request_id):
+            return inflight  # newer than any draft it managed to save
+        if draft is None:
+            raise UsageError(f"no interrupted request in namespace {self.repo.namespace!r}")
+        active = ActiveState.model_validate_json(draft[1])
+        self.logic.interrupted(active)
         return active
 
     def _drive(self, active: ActiveState) -> RunResult:
@@ -197,6 +207,39 @@ class Agent:
                 return self._finish(active, verdict, trace)
             self._act(active)
             self._after_step(active)
+
+    async def _adrive(self, active: ActiveState) -> RunResult:
+        try:
+            return await self._asteps(active)
+        except StoreError:
+            self._inflight = active
+            raise
+
+    async def _asteps(self, active: ActiveState) -> RunResult:
+        """`_steps`, step for step, with the model call and async tools awaited."""
+        trace = _Trace()
+        if active.finish is not None:
+            verdict = _verdict(active.finish)
+            return await asyncio.to_thread(self._finish, active, verdict, trace, True)
+        if active.pending_call is not None or active.pending_access:
+            await self._aact(active)
+            await asyncio.to_thread(self._after_step, active)
+        while True:
+            rendered, msgs = self._prompt(active)
+            trace.prompts.append(msgs)
+            completion = await self.model.acomplete(msgs, StepOutput)
+            trace.replies.append(completion.text)
+            verdict = self.logic.absorb(active, completion, self.logic.visibility(active, rendered))
+            if verdict.done:
+                return await asyncio.to_thread(self._finish, active, verdict, trace)
+            await self._aact(active)
+            await asyncio.to_thread(self._after_step, active)
+
+    async def _aact(self, active: ActiveState) -> None:
+        """`_act` for asyncio: the write-ahead save in a thread, then the tool."""
+        if active.pending_call is not None:
+            await asyncio.to_thread(self._save_draft, active)
+            await self.logic.arun_pending(active)
 
     def _prompt(self, active: ActiveState) -> tuple[RenderedIndex, list[dict[str, str]]]:
         rendered = self.index.render()
@@ -229,19 +272,23 @@ class Agent:
 
     def _reveal(self, active: ActiveState) -> None:
         asked = active.pending_access
-        states = [i for i in asked if ids.is_state_id(i)]
-        requests = [i for i in asked if ids.is_request_id(i)]
-        observations = [i for i in asked if ids.is_observation_id(i)]
-        try:
-            for rev in self.repo.reveal(states) if states else []:
-                active.revealed[rev.state.id] = rev
-            for rid in requests:
-                active.opened_requests[rid] = self.repo.request_states(rid)
-            for obs in self.repo.expand(observations) if observations else []:
-                active.opened_observations[obs.id] = obs  # type: ignore[assignment]
-        except NotFoundError as e:
-            # Forgotten since the index was rendered: tell the model instead of failing.
-            active.rejections.append(f"access: {e}")
+        states, missing = _each(self.repo.reveal, [i for i in asked if ids.is_state_id(i)])
+        for rev in states:
+            active.revealed[rev.state.id] = rev
+        requests, gone = _each(
+            lambda rids: [(rid, self.repo.request_states(rid)) for rid in rids],
+            [i for i in asked if ids.is_request_id(i)],
+        )
+        active.opened_requests.update(requests)
+        observations, lost = _each(self.repo.expand, [i for i in asked if ids.is_observation_id(i)])
+        for obs in observations:
+            active.opened_observations[obs.id] = obs  # type: ignore[assignment]
+        for item in [*missing, *gone, *lost]:
+            # Forgotten since it was shown: tell the model; the rest of the batch is open.
+            active.rejections.append(
+                f"access {item}: not found in namespace {self.repo.namespace!r} "
+                "(forgotten since it was shown)"
+            )
         active.pending_access = []  # only now: a failed fetch is retried on resume
 
     def _finish(
@@ -259,9 +306,16 @@ class Agent:
         if self.redact:
             bundle = redact_bundle(bundle, self.redact)
         # A retry may follow a commit whose acknowledgement was lost: never commit twice.
-        if not (retry and self._committed(active.request_id)):
-            self.repo.commit(bundle)  # one transaction; it also deletes the draft
+        landed = self._committed(active.request_id) if retry else None
+        if landed is None:
+            # Saved with how it ended first: a crash in the commit resumes to this commit,
+            # without asking the model again.
+            self._save_draft(active)
+            bundle = self._commit(bundle)
+        dropped = (landed or bundle.request).dropped or []
         self._refresh_index(bundle.relations)
+        if self.on_step is not None:
+            self.on_step(active)
         return RunResult(
             request_id=active.request_id,
             answer=verdict.answer,
@@ -276,15 +330,35 @@ class Agent:
             prompts=trace.prompts,
             replies=trace.replies,
             observations=list(active.observations.values()),
+            dropped=list(dropped),
         )
 
-    def _committed(self, request_id: str) -> bool:
-        """Whether a retried commit already landed (its acknowledgement was lost)."""
+    def _commit(self, bundle: RequestBundle) -> RequestBundle:
+        """Commit; when another process forgot (or expired) a past state the request relates
+        to or cites meanwhile, drop those references, say so on the request, and commit the
+        rest. Each retry has fewer references, so this ends; it never loops over resume()."""
+        while True:
+            try:
+                self.repo.commit(bundle)  # one transaction; it also deletes the draft
+                return bundle
+            except NotFoundError:
+                gone = self._forgotten(past_references(bundle))
+                if not gone:
+                    raise
+                bundle = without_dangling(bundle, gone)
+
+    def _forgotten(self, state_ids: Iterable[str]) -> set[str]:
+        """Which of these past states no longer exist."""
+        _, missing = _each(self.repo.reveal, list(state_ids))
+        return set(missing)
+
+    def _committed(self, request_id: str) -> Request | None:
+        """The request as committed, when a retried commit already landed (its acknowledgement
+        was lost); else None."""
         try:
-            self.repo.get_request(request_id)
+            return self.repo.get_request(request_id)
         except NotFoundError:
-            return False
-        return True
+            return None
 
     def _refresh_index(self, relations: Iterable[Relation] = ()) -> None:
         """Append requests committed since the last look (ours or another process's)."""
@@ -293,3 +367,21 @@ class Agent:
         for entry in new:
             self.index.apply_commit(entry, rels)
             self._last_seq = max(self._last_seq, entry.seq)
+
+
+def _each(
+    fetch: Callable[[list[str]], list[Any]], wanted: list[str]
+) -> tuple[list[Any], list[str]]:
+    """`fetch(wanted)`, and when some id is not found, each one alone: (found, missing ids)."""
+    if not wanted:
+        return [], []
+    try:
+        return fetch(wanted), []
+    except NotFoundError:
+        found, missing = [], []
+        for one in wanted:
+            try:
+                found += fetch([one])
+            except NotFoundError:
+                missing.append(one)
+        return found, missing

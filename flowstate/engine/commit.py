@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
 from flowstate.models.active import ActiveState
 from flowstate.models.records import (
+    MAX_REASON_CHARS,
     MAX_SUMMARY_CHARS,
     ActionDecision,
     Outcome,
     Request,
     RequestBundle,
 )
+
+MAX_DROPPED_NOTES = 50  # on the request node; the rest are counted in one more note
 
 _DEFAULT_SUMMARY_CHARS = 120
 
@@ -68,6 +72,53 @@ def _still_cited(decision: ActionDecision, active: ActiveState) -> ActionDecisio
     return decision.model_copy(
         update={
             "cites": [c for c in decision.cites if c in alive],
-            "reason": f"{decision.reason} (cited {', '.join(gone)}, removed later in the request)",
+            # bounded like the field: a long list of removed ids must not fail the commit
+            "reason": f"{decision.reason} (cited {', '.join(gone)}, removed later in the request)"[
+                :MAX_REASON_CHARS
+            ],
         }
+    )
+
+
+def past_references(bundle: RequestBundle) -> set[str]:
+    """Ids of earlier requests' states that the bundle relates to or cites in a decision."""
+    own = {s.id for s in bundle.states}
+    targets = {r.target for r in bundle.relations}
+    cited = {c for d in bundle.decisions for c in d.cites}
+    return (targets | cited) - own
+
+
+def without_dangling(bundle: RequestBundle, gone: Iterable[str]) -> RequestBundle:
+    """The bundle without its references to past states forgotten before the commit, each
+    drop noted on the request (`Request.dropped`). The states themselves are all kept."""
+    gone = set(gone)
+    notes = list(bundle.request.dropped or [])
+    relations = []
+    for rel in bundle.relations:
+        if rel.target in gone:
+            notes.append(
+                f"relation {rel.source} {rel.type.value} {rel.target}: {rel.target} was "
+                "forgotten before the commit"
+            )
+        else:
+            relations.append(rel)
+    decisions = []
+    for decision in bundle.decisions:
+        lost = [c for c in decision.cites if c in gone]
+        if lost:
+            notes.append(
+                f"{decision.id} ({decision.tool}) cited {', '.join(lost)}, forgotten before "
+                "the commit; the decision is kept without that citation"
+            )
+            decision = decision.model_copy(
+                update={"cites": [c for c in decision.cites if c not in gone]}
+            )
+        decisions.append(decision)
+    if len(notes) > MAX_DROPPED_NOTES:
+        notes = notes[: MAX_DROPPED_NOTES - 1] + [
+            f"and {len(notes) - MAX_DROPPED_NOTES + 1} more references to forgotten states"
+        ]
+    request = bundle.request.model_copy(update={"dropped": notes})
+    return bundle.model_copy(
+        update={"request": request, "relations": relations, "decisions": decisions}
     )

@@ -171,7 +171,10 @@ class HistoricalIndex:
             folded = min(len(order) - 1, folded + grow)
             text, tokens = self._text(order, collapsed, folded)
         collapsed.update(r.id for r in order[:folded])
-        listed = frozenset(s.id for r in order if r.id not in collapsed for s in r.states)
+        shown = [s for r in order if r.id not in collapsed for s in r.states]
+        # "(SUPERSEDED by r6.x)" shows r6.x too: what was shown can be opened.
+        listed = frozenset(s.id for s in shown)
+        listed |= {s.superseded_by for s in shown if s.superseded_by}
         span = (order[0].id, order[folded - 1].id) if folded else None
         return RenderedIndex(text, tokens, self.budget, frozenset(collapsed), listed, span)
 

@@ -8,6 +8,7 @@ to record is lost.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,13 +16,19 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowstate.engine.index import RenderedIndex
-from flowstate.engine.tools import Tool, as_tools
+from flowstate.engine.tools import Tool, ToolResult, as_tools, bounded
 from flowstate.llm.client import Completion
 from flowstate.models import ids
 from flowstate.models.active import ActiveState, StepRecord
 from flowstate.models.records import ActionDecision, Observation, Outcome, utcnow
 from flowstate.models.step import FinalAnswer, StepOutput, ToolCall
+from flowstate.models.vocab import RelationType
 from flowstate.rules import Limits, Visibility, apply_delta, check_access, check_delta
+
+# What the model is told back is bounded: a rejection may quote hostile input (a 1 MB key),
+# and every message reaches the next prompt and the draft.
+MAX_TOLD_CHARS = 1_000  # per message
+MAX_TOLD_PER_STEP = 20  # messages per step; the rest are counted in one more line
 
 
 class AgentConfig(BaseModel):
@@ -70,7 +77,8 @@ class StepLogic:
         self.approve = approve
 
     def visibility(self, active: ActiveState, index: RenderedIndex) -> Visibility:
-        opened = {s.id for states in active.opened_requests.values() for s in states}
+        listed = [s for states in active.opened_requests.values() for s in states]
+        opened = {s.id for s in listed} | {s.superseded_by for s in listed if s.superseded_by}
         return Visibility(
             request_id=active.request_id,
             index_states=index.state_ids,
@@ -91,7 +99,7 @@ class StepLogic:
         try:
             verdict = self._absorb(active, completion, vis, told)
         finally:
-            active.rejections = told
+            active.rejections = told_back(told)
             active.rejected_total += len(told)
         if not verdict.done and active.step >= self.config.max_steps:
             return StepVerdict(
@@ -201,9 +209,22 @@ class StepLogic:
     def run_pending(self, active: ActiveState) -> None:
         """Run the parked tool call and keep its result as an observation."""
         call, active.pending_call = active.pending_call, None
+        if call is not None:
+            self._record(active, call, self.tools[call.name].call(call.arguments))
+
+    async def arun_pending(self, active: ActiveState) -> None:
+        """`run_pending` for asyncio: an async tool is awaited, a sync one runs in a thread."""
+        call, active.pending_call = active.pending_call, None
         if call is None:
             return
-        result = self.tools[call.name].call(call.arguments)
+        tool = self.tools[call.name]
+        if tool.is_async:
+            result = await tool.acall(call.arguments)
+        else:
+            result = await asyncio.to_thread(tool.call, call.arguments)
+        self._record(active, call, result)
+
+    def _record(self, active: ActiveState, call: ToolCall, result: ToolResult) -> None:
         oid = ids.observation_id(active.request_id, len(active.observations) + 1)
         active.observations[oid] = Observation(
             namespace=active.namespace,
@@ -240,11 +261,8 @@ class StepLogic:
         known = {s.id for s in active.states.values()} | set(active.revealed)
         cited = [c for c in dict.fromkeys(call.cites) if c in known]
         unknown = [c for c in call.cites if c not in known]
-        stale = [
-            f"{c} (SUPERSEDED by {', '.join(active.revealed[c].superseded_by)})"
-            for c in cited
-            if c in active.revealed and active.revealed[c].superseded_by
-        ]
+        newer = superseded(active)
+        stale = [f"{c} (SUPERSEDED by {', '.join(sorted(newer[c]))})" for c in cited if c in newer]
         if not call.cites:
             refusal = (
                 f"{call.name} is consequential: cite the states it relies on in "
@@ -259,8 +277,9 @@ class StepLogic:
         elif self.approve is None:
             refusal = f"{call.name} is consequential and no approver is configured: denied"
         else:
-            asked = Approval(active.request_id, call.name, dict(call.arguments), cited)
-            refusal = None if self.approve(asked) else f"{call.name} was denied by the approver"
+            refusal = self._ask(Approval(active.request_id, call.name, dict(call.arguments), cited))
+        if refusal is not None:
+            refusal = shortened(refusal)
         active.decisions.append(
             ActionDecision(
                 namespace=active.namespace,
@@ -275,6 +294,54 @@ class StepLogic:
             )
         )
         return refusal
+
+    def _ask(self, asked: Approval) -> str | None:
+        """The approver's refusal, or None. Only a return value of exactly True approves; an
+        approver that raises denies (the request goes on)."""
+        assert self.approve is not None
+        try:
+            verdict = self.approve(asked)
+        except Exception as e:
+            return f"{asked.tool}: the approver failed ({type(e).__name__}: {e}); denied"
+        if verdict is True:
+            return None
+        if verdict is False:
+            return f"{asked.tool} was denied by the approver"
+        return f"{asked.tool}: the approver returned {type(verdict).__name__}, not True; denied"
+
+
+def superseded(active: ActiveState) -> dict[str, set[str]]:
+    """Which visible states are stale, and by what: SUPERSEDES edges of revealed states (either
+    end, as committed) and those this request added, to past states or to its own."""
+    newer: dict[str, set[str]] = {}
+    for rev in active.revealed.values():
+        for rel in rev.relations:
+            if rel.type == RelationType.SUPERSEDES.value:
+                pair = (rev.state.id, rel.other)
+                old, new = pair if rel.direction == "in" else pair[::-1]
+                newer.setdefault(old, set()).add(new)
+    for relation in active.relations:
+        if relation.type is RelationType.SUPERSEDES:
+            newer.setdefault(relation.target, set()).add(relation.source)
+    return newer
+
+
+def shortened(message: str) -> str:
+    """A message of at most about MAX_TOLD_CHARS: a long one loses its middle (where quoted
+    input sits), so the start (where) and the end (why) are kept."""
+    if len(message) <= MAX_TOLD_CHARS:
+        return bounded(message)
+    head, tail = message[: MAX_TOLD_CHARS * 3 // 5], message[-(MAX_TOLD_CHARS // 3) :]
+    cut = len(message) - len(head) - len(tail)
+    return bounded(f"{head}… [{cut:,} characters cut] …{tail}")
+
+
+def told_back(told: list[str]) -> list[str]:
+    """The messages for the next prompt: each bounded, at most MAX_TOLD_PER_STEP of them."""
+    kept = [shortened(t) for t in told[:MAX_TOLD_PER_STEP]]
+    if len(told) > MAX_TOLD_PER_STEP:
+        kept.append(f"... and {len(told) - MAX_TOLD_PER_STEP} more problems in this step")
+    return kept
 
 
 def _described(call: ToolCall) -> str:

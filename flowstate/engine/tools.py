@@ -2,7 +2,10 @@
 
 The JSON schema comes from the signature (or from a pydantic model taken as the only
 parameter); arguments are validated before the call, and any exception becomes an
-observation the model reads, never a crash of the loop.
+observation the model reads, never a crash of the loop. Whatever a tool returns or raises, the
+observation is bounded (MAX_OUTPUT_CHARS, results nested at most MAX_RESULT_DEPTH deep) and
+valid Unicode (a lone surrogate, as `surrogateescape` decoding leaves, is shown escaped).
+`async def` tools are awaited by `Agent.arun`; `Agent.run` refuses them.
 
 >>> def find_hotels(city: str, max_price: int = 200) -> list[str]:
 ...     '''Hotels in a city under a nightly price.'''
@@ -15,15 +18,19 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from flowstate.errors import UsageError
+from flowstate.models.step import nesting_depth
 
 MAX_OUTPUT_CHARS = 20_000
+MAX_TOOL_NAME_CHARS = 64
+MAX_RESULT_DEPTH = 64  # deeper parts of a result are replaced by a marker
+MAX_ERROR_NAME_CHARS = 64  # an argument name quoted in an "invalid arguments" message
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,8 @@ class Tool:
         name = name or fn.__name__
         if not name.replace("_", "").isalnum():
             raise UsageError(f"tool name {name!r} must be letters, digits and _")
+        if len(name) > MAX_TOOL_NAME_CHARS:  # providers' limit; observations keep the name
+            raise UsageError(f"tool name {name[:20]!r}... has {len(name)} characters; at most 64")
         params, takes_model = _parameters_model(fn, name)
         doc = inspect.getdoc(fn) or name.replace("_", " ")
         return cls(name, doc, fn, params, consequential, takes_model)
@@ -66,23 +75,45 @@ class Tool:
             },
         }
 
+    @property
+    def is_async(self) -> bool:
+        """An `async def` tool: only `Agent.arun` can await it."""
+        return inspect.iscoroutinefunction(self.fn)
+
     def call(self, arguments: dict[str, Any]) -> ToolResult:
+        """Run the tool; never raises for what the tool does or returns."""
+        ready = self._invoke(arguments)
+        if isinstance(ready, ToolResult):
+            return ready
+        if inspect.isawaitable(ready):
+            if inspect.iscoroutine(ready):
+                ready.close()  # never awaited: close it so Python does not warn
+            return _error(
+                f"{self.name} returned an awaitable: async tools need `await agent.arun(...)`"
+            )
+        return _result(ready)
+
+    async def acall(self, arguments: dict[str, Any]) -> ToolResult:
+        """`call` for asyncio: an awaitable result is awaited."""
+        ready = self._invoke(arguments)
+        if isinstance(ready, ToolResult) or not inspect.isawaitable(ready):
+            return ready if isinstance(ready, ToolResult) else _result(ready)
+        try:
+            return _result(await ready)
+        except Exception as e:  # a tool's failure is information for the model
+            return _failure(e)
+
+    def _invoke(self, arguments: dict[str, Any]) -> ToolResult | Awaitable[Any] | Any:
         try:
             args = self.params.model_validate(arguments)
         except ValidationError as e:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
-                for err in e.errors()
-            )
-            return ToolResult(f"invalid arguments for {self.name}: {problems}", is_error=True)
+            return _error(f"invalid arguments for {self.name}: {_problems(e)}")
         try:
             if self._takes_model:
-                value = self.fn(args)
-            else:
-                value = self.fn(**{k: getattr(args, k) for k in type(args).model_fields})
+                return self.fn(args)
+            return self.fn(**{k: getattr(args, k) for k in type(args).model_fields})
         except Exception as e:  # a tool's failure is information for the model
-            return ToolResult(f"{type(e).__name__}: {e}", is_error=True)
-        return ToolResult(_render(value), is_error=False)
+            return _failure(e)
 
 
 def as_tools(items: list[Tool | Callable[..., Any]]) -> dict[str, Tool]:
@@ -116,16 +147,62 @@ def _parameters_model(fn: Callable[..., Any], name: str) -> tuple[type[BaseModel
     return model, False
 
 
+def _problems(error: ValidationError) -> str:
+    def where(loc: tuple[Any, ...]) -> str:
+        return ".".join(_shortened(str(p), MAX_ERROR_NAME_CHARS) for p in loc) or "arguments"
+
+    return "; ".join(f"{where(err['loc'])}: {err['msg']}" for err in error.errors())
+
+
+def _failure(error: Exception) -> ToolResult:
+    try:
+        message = f"{type(error).__name__}: {error}"
+    except Exception:  # an exception whose __str__ fails still reports its type
+        message = f"{type(error).__name__} (its message could not be read)"
+    return _error(message)
+
+
+def _error(message: str) -> ToolResult:
+    return ToolResult(bounded(message), is_error=True)
+
+
+def _result(value: Any) -> ToolResult:
+    try:
+        return ToolResult(bounded(_render(value)), is_error=False)
+    except Exception as e:  # e.g. a result whose __str__ or model_dump_json raises
+        return _error(f"the result of type {type(value).__name__} could not be rendered: {e!r}")
+
+
+def bounded(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """`text` as valid Unicode (lone surrogates escaped) and at most about `limit` chars."""
+    if len(text) > limit:
+        text = text[:limit] + f"... [truncated: {len(text):,} characters in all]"
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _shortened(name: str, limit: int) -> str:
+    return name if len(name) <= limit else f"{name[: limit - 1]}…({len(name):,} characters)"
+
+
 def _render(value: Any) -> str:
     if isinstance(value, str):
-        text = value
-    elif isinstance(value, BaseModel):
-        text = value.model_dump_json()
-    else:
-        try:
-            text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
-        except (TypeError, ValueError):
-            text = repr(value)
-    if len(text) > MAX_OUTPUT_CHARS:
-        text = text[:MAX_OUTPUT_CHARS] + f"... [truncated: {len(text)} characters in all]"
-    return text
+        return value
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    if nesting_depth(value, MAX_RESULT_DEPTH) > MAX_RESULT_DEPTH:
+        value = _pruned(value, MAX_RESULT_DEPTH)
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _pruned(value: Any, depth: int) -> Any:
+    """`value` with what lies deeper than `depth` levels replaced by a marker."""
+    if not isinstance(value, dict | list | tuple):
+        return value
+    if depth <= 0:
+        return f"[nested deeper than {MAX_RESULT_DEPTH} levels: not shown]"
+    if isinstance(value, dict):
+        return {k: _pruned(v, depth - 1) for k, v in value.items()}
+    return [_pruned(v, depth - 1) for v in value]

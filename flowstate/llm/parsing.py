@@ -8,6 +8,14 @@ describes what is wrong in a line the model can act on. The engine sends that li
 True
 >>> parse_step('{"action": {"type": "done"}}', StepOutput).error
 "action.type: must be 'tool' or 'final', got 'done'"
+
+Bounds, so that no reply can crash the parser or produce a draft that cannot be saved or
+reloaded: a reply holds at most MAX_REPLY_CHARS characters, and its JSON nests at most
+MAX_REPLY_DEPTH objects and arrays (checked by a scan before `json.loads`, which would
+otherwise raise RecursionError). The step schema adds the bounds of tool call arguments
+(`flowstate.models.step.MAX_ARGUMENT_DEPTH` and `MAX_ARGUMENT_CHARS`). Every refusal says
+which bound was hit, and names in error paths are shortened, so a hostile reply is never
+echoed back in full.
 """
 
 from __future__ import annotations
@@ -28,6 +36,9 @@ MAX_REPORTED_ERRORS = 5
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n?(.*?)```", re.DOTALL)
 _SNIPPET = 24
 MAX_CANDIDATES = 16
+MAX_REPLY_CHARS = 500_000  # room for 20 delta ops of 20,000 characters each
+MAX_REPLY_DEPTH = 40  # a step object needs 3 levels above tool arguments (at most 32 deep)
+MAX_NAME_CHARS = 64  # a key or name quoted in an error path
 
 
 @dataclass(frozen=True)
@@ -48,6 +59,10 @@ class _NotJSON(ValueError):
 
 def parse_step(text: str, schema: type[T]) -> ParseResult[T]:
     """Find the JSON object in `text` and validate it against `schema`."""
+    if len(text) > MAX_REPLY_CHARS:
+        return ParseResult(
+            error=f"the reply has {len(text):,} characters; at most {MAX_REPLY_CHARS:,}: be shorter"
+        )
     try:
         data = extract_json(text)
     except _NotJSON as e:
@@ -65,6 +80,8 @@ def parse_step(text: str, schema: type[T]) -> ParseResult[T]:
         return ParseResult(value=schema.model_validate(data))
     except ValidationError as e:
         return ParseResult(error=describe_validation_error(e, data))
+    except RecursionError:  # the depth scan makes this unreachable; never let it escape
+        return ParseResult(error=f"the reply nests too deeply; at most {MAX_REPLY_DEPTH} levels")
 
 
 def _lone_surrogate(value: Any, path: str = "") -> str | None:
@@ -103,6 +120,12 @@ def extract_json(text: str) -> Any:
 
 
 def _load_object(text: str, start: int, body: str) -> dict[str, Any]:
+    depth = _nesting(body, MAX_REPLY_DEPTH)
+    if depth > MAX_REPLY_DEPTH:
+        raise _NotJSON(
+            f"the JSON object starting at char {start} nests more than {MAX_REPLY_DEPTH} "
+            f"levels of objects and arrays; at most {MAX_REPLY_DEPTH}"
+        )
     try:
         # strict=False: models often put raw newlines inside strings. NaN and Infinity are
         # not JSON: a draft would write them back as null, changing a tool call's arguments.
@@ -156,6 +179,11 @@ def _fenced(text: str) -> tuple[int, str] | None:
     return None
 
 
+def _nesting(body: str, limit: int) -> int:
+    """How deep `{` and `[` nest in `body` outside JSON strings; stops once past `limit`."""
+    return _scan(body, 0, limit)[1]
+
+
 def _closes(body: str) -> bool:
     return _closing_brace(body, 0) is not None
 
@@ -168,7 +196,14 @@ def _balanced(text: str, start: int) -> str:
 
 def _closing_brace(text: str, start: int) -> int | None:
     """Index of the brace that closes the one at text[start], skipping JSON strings."""
-    depth, in_string, escaped = 0, False, False
+    return _scan(text, start)[0]
+
+
+def _scan(text: str, start: int, depth_limit: int | None = None) -> tuple[int | None, int]:
+    """Walk text[start:] outside JSON strings: (index of the brace that closes text[start] or
+    None, the deepest nesting of `{` and `[` seen). Stops early once past `depth_limit`."""
+    braces = nested = deepest = 0
+    in_string = escaped = False
     for i in range(start, len(text)):
         ch = text[i]
         if in_string:
@@ -180,13 +215,19 @@ def _closing_brace(text: str, start: int) -> int | None:
                 in_string = False
         elif ch == '"':
             in_string = True
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-    return None
+        elif ch in "{[":
+            braces += ch == "{"
+            nested += 1
+            deepest = max(deepest, nested)
+            if depth_limit is not None and deepest > depth_limit:
+                return None, deepest
+        elif ch in "}]":
+            nested -= 1
+            if ch == "}":
+                braces -= 1
+                if braces == 0:
+                    return i, deepest
+    return None, deepest
 
 
 def describe_validation_error(error: ValidationError, data: Any) -> str:
@@ -260,4 +301,6 @@ def _path(loc: tuple[Any, ...], data: Any) -> str:
 def _join(path: str, name: str) -> str:
     if not name:
         return path
+    if len(name) > MAX_NAME_CHARS:  # a hostile key is named, not repeated
+        name = f"{name[: MAX_NAME_CHARS - 1]}…({len(name):,} characters)"
     return f"{path}.{name}" if path else name

@@ -15,6 +15,7 @@ MAX_SUMMARY_CHARS = 300
 MAX_CONTENT_CHARS = 20_000
 MAX_REQUEST_TEXT_CHARS = 100_000
 MAX_OBSERVATION_CHARS = 200_000
+MAX_REASON_CHARS = 2_000  # of an action decision
 
 
 # Everything str.splitlines() breaks on: a "one-line" summary must contain none of them.
@@ -84,6 +85,9 @@ class Request(Record):
     started_at: datetime = Field(default_factory=utcnow)
     finished_at: datetime = Field(default_factory=utcnow)
     usage: Usage = Usage()
+    # References the commit left out because their past state was forgotten (or expired) by
+    # another process while the request ran, each with why; None (not stored) when nothing was.
+    dropped: list[str] | None = None
 
     @model_validator(mode="after")
     def _id_matches_seq(self) -> Request:
@@ -174,7 +178,7 @@ class ActionDecision(Record):
     arguments: str = Field("{}", description="the call's arguments as canonical JSON")
     cites: list[str] = Field(default=[], description="state ids the call relied on")
     approved: bool
-    reason: str = Field("", max_length=2_000)
+    reason: str = Field("", max_length=MAX_REASON_CHARS)
     created_at: datetime = Field(default_factory=utcnow)
 
     @model_validator(mode="after")

@@ -5,11 +5,17 @@ Its JSON schema is what the model is asked to follow.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from flowstate.models.vocab import Category, RelationType
+
+# Bounds of a tool call's arguments: they are kept in the draft, in observations and decisions,
+# and shown in every later prompt, so they must stay small and shallow enough to serialise.
+MAX_ARGUMENT_DEPTH = 32  # the arguments object itself is level 1
+MAX_ARGUMENT_CHARS = 50_000  # as compact JSON; room for a 20,000-character text and more
 
 
 class _Step(BaseModel):
@@ -53,6 +59,19 @@ class ToolCall(_Step):
     arguments: dict[str, Any] = {}
     cites: list[str] = Field(default=[], description="ids of states this call relies on")
 
+    @field_validator("arguments")
+    @classmethod
+    def _bounded(cls, value: dict[str, Any]) -> dict[str, Any]:
+        depth = nesting_depth(value, MAX_ARGUMENT_DEPTH)
+        if depth > MAX_ARGUMENT_DEPTH:
+            raise ValueError(
+                f"nested more than {MAX_ARGUMENT_DEPTH} levels deep; at most {MAX_ARGUMENT_DEPTH}"
+            )
+        size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
+        if size > MAX_ARGUMENT_CHARS:
+            raise ValueError(f"{size:,} characters as JSON; at most {MAX_ARGUMENT_CHARS:,}")
+        return value
+
 
 class FinalAnswer(_Step):
     type: Literal["final"]
@@ -69,3 +88,19 @@ class StepOutput(_Step):
     delta: list[DeltaOp] = []
     access: list[str] = Field(default=[], description="ids of past states or requests to reveal")
     action: Action | None = None
+
+
+def nesting_depth(value: Any, limit: int) -> int:
+    """Levels of dicts and lists in `value` (a scalar is 0); stops counting past `limit`."""
+    deepest, level = 0, [value]
+    while level and deepest <= limit:
+        children = [
+            c
+            for v in level
+            if isinstance(v, dict | list | tuple)
+            for c in (v.values() if isinstance(v, dict) else v)
+        ]
+        if any(isinstance(v, dict | list | tuple) for v in level):
+            deepest += 1
+        level = children
+    return deepest

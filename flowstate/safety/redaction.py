@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from flowstate.models.active import ActiveState
 from flowstate.models.records import (
@@ -105,15 +105,76 @@ def redact_bundle(bundle: RequestBundle, redact: Redactor) -> RequestBundle:
 
 
 def redact_active(active: ActiveState, redact: Redactor) -> ActiveState:
-    """A copy of the Active State for the draft; the live one keeps the model's own view."""
+    """A copy of the Active State for the draft; the live one keeps the model's own view.
+
+    Every text the draft holds passes through the hook: states, observations, decisions,
+    revealed records, the parked tool call's arguments, the action log, the rejections told
+    to the model (they may quote its input) and how the request ended.
+    """
+    text = _free_text(redact, active)
+    call = active.pending_call
+    finish = active.finish
     return active.model_copy(
         update={
             "text": _redact_text(redact, active),
             "states": {k: redact(s) for k, s in active.states.items()},
             "observations": {k: redact(o) for k, o in active.observations.items()},
             "decisions": [redact(d) for d in active.decisions],
+            "revealed": {
+                k: r.model_copy(update={"state": redact(r.state)})
+                for k, r in active.revealed.items()
+            },
+            "opened_observations": {k: redact(o) for k, o in active.opened_observations.items()},
+            "opened_requests": {
+                rid: [s.model_copy(update={"summary": text(s.summary)}) for s in states]
+                for rid, states in active.opened_requests.items()
+            },
+            "pending_call": call
+            and call.model_copy(update={"arguments": _redact_value(text, call.arguments)}),
+            "log": [r.model_copy(update={"action": text(r.action)}) for r in active.log],
+            "rejections": [text(r) for r in active.rejections],
+            "finish": finish
+            and finish.model_copy(
+                update={
+                    "answer": text(finish.answer),
+                    "summary": text(finish.summary),
+                    "error": finish.error and text(finish.error),
+                }
+            ),
         }
     )
+
+
+def _free_text(redact: Redactor, active: ActiveState) -> Callable[[str], str]:
+    """Redacts a string that belongs to no record yet, passed as a Request's `answer` (the one
+    unbounded text field), so a record-level hook needs no second entry point."""
+
+    def text(value: str) -> str:
+        if not value:
+            return value
+        probe = Request(
+            namespace=active.namespace,
+            id=active.request_id,
+            seq=active.seq,
+            text="",
+            summary="draft",
+            outcome=Outcome.ANSWERED,
+            answer=value,
+        )
+        return redact(probe).answer
+
+    return text
+
+
+def _redact_value(text: Callable[[str], str], value: Any) -> Any:
+    """Tool arguments with every string (and key) redacted; their depth is bounded at parsing."""
+    if isinstance(value, str):
+        return text(value)
+    if isinstance(value, dict):
+        return {text(k): _redact_value(text, v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_value(text, v) for v in value]
+    return value
 
 
 def _redact_text(redact: Redactor, active: ActiveState) -> str:

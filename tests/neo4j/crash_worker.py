@@ -1,7 +1,8 @@
 """Run by test_engine_crash in a child process: starts a request, then dies mid-request.
 
-The agent adds a state, calls a tool, then at the second tool call the process kills itself
-with os._exit, exactly as a crash would: no cleanup, no commit.
+The agent adds a state, calls a tool, then at the second tool call (mode `tool`) or when the
+final commit starts (mode `commit`, after a final answer) the process kills itself with
+os._exit, exactly as a crash would: no cleanup, no commit.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ import sys
 
 from flowstate import FlowState, ScriptedModel
 from flowstate.settings import Neo4jSettings
+from flowstate.store import Repository
 
 
-def main(uri: str, namespace: str) -> None:
+def main(uri: str, namespace: str, mode: str = "tool") -> None:
     def lookup(city: str) -> str:
         """Look a city up."""
         return f"{city}: 3 hotels"
@@ -48,14 +50,20 @@ def main(uri: str, namespace: str) -> None:
                         "evidence": ["r1.o1"],
                     }
                 ],
-                "action": {"type": "tool", "name": "die", "arguments": {}},
+                "action": (
+                    {"type": "tool", "name": "die", "arguments": {}}
+                    if mode == "tool"
+                    else {"type": "final", "answer": "3 hotels in Porto", "summary": "Porto"}
+                ),
             },
         ],
     )
+    if mode == "commit":
+        Repository.commit = lambda self, bundle: os._exit(17)  # type: ignore[method-assign]
     fs = FlowState.connect(settings=Neo4jSettings(uri=uri), namespace=namespace)
     fs.agent(model.client(), tools=[lookup, die]).run("Plan Porto")
     sys.exit("the request should not have finished")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:])

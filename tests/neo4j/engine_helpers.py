@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from flowstate import AgentConfig, FlowState, ScriptedModel
+from flowstate import AgentConfig, FlowState, ScriptedModel, StoreUnavailable
 from flowstate.engine.agent import Agent
 from flowstate.store import Store
 
@@ -84,3 +84,17 @@ def section(prompt: str, title: str) -> str:
     rest = prompt[start + len(title) + 4 :]
     ends = [i for i in (rest.find("\n## "), rest.find("\n# ")) if i >= 0]
     return rest[: min(ends)] if ends else rest
+
+
+def fail_save(agent: Agent, nth: int) -> None:
+    """Make the agent's `nth` draft save fail as if Neo4j went away (the first save is the
+    request's start; the second precedes its first tool call)."""
+    real_save, saves = agent.repo.save_draft, []
+
+    def failing(request_id: str, payload: str) -> None:
+        saves.append(request_id)
+        if len(saves) == nth:
+            raise StoreUnavailable("Neo4j went away")
+        real_save(request_id, payload)
+
+    agent.repo.save_draft = failing  # type: ignore[method-assign]

@@ -12,16 +12,16 @@ from flowstate import Outcome, StoreUnavailable
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
 from tests.neo4j.conftest import Raw
-from tests.neo4j.engine_helpers import Harness, add, final, step, tool
+from tests.neo4j.engine_helpers import Harness, add, fail_save, final, step, tool
 
 pytestmark = pytest.mark.neo4j
 
 WORKER = Path(__file__).with_name("crash_worker.py")
 
 
-def _crash(neo4j_settings: Neo4jSettings, namespace: str) -> None:
+def _crash(neo4j_settings: Neo4jSettings, namespace: str, mode: str = "tool") -> None:
     done = subprocess.run(
-        [sys.executable, str(WORKER), neo4j_settings.uri, namespace],
+        [sys.executable, str(WORKER), neo4j_settings.uri, namespace, mode],
         capture_output=True,
         text=True,
         timeout=300,
@@ -51,6 +51,30 @@ def test_nothing_is_committed_and_the_request_resumes(
     assert "die({}) was interrupted when the process stopped; whether it ran is unknown" in (
         resumed_prompt
     )
+    assert agent.pending() is None
+
+
+def test_a_crash_in_the_final_commit_resumes_to_that_commit_without_a_model_call(
+    neo4j_settings: Neo4jSettings, store: Store, namespace: str, repo: Repository
+) -> None:
+    """Killed as the final commit starts: the draft already says how the request ended, so
+    resume() commits the final answer and that step's states; the model is not asked again."""
+    _crash(neo4j_settings, namespace, "commit")
+    assert repo.history() == []
+    h = Harness(store, namespace)
+    agent, model = h.agent([])  # any call to the model would fail the test
+    assert agent.pending() == "r1"
+    result = agent.resume()
+    assert model.calls == []
+    assert (result.outcome, result.answer, result.steps) == (
+        Outcome.ANSWERED,
+        "3 hotels in Porto",
+        2,
+    )
+    [bundle] = repo.bundles()
+    assert bundle.request.summary == "Porto" and bundle.request.answer == "3 hotels in Porto"
+    assert [s.id for s in bundle.states] == ["r1.city", "r1.hotels"]  # the last step's too
+    assert [o.id for o in bundle.observations] == ["r1.o1"]
     assert agent.pending() is None
 
 
@@ -110,16 +134,7 @@ def test_a_step_cut_before_its_tool_ran_is_finished_on_resume(
         ],
         tools=[lookup],
     )
-    real_save = agent.repo.save_draft
-    saves: list[str] = []
-
-    def fail_the_second_save(request_id: str, payload: str) -> None:
-        saves.append(request_id)
-        if len(saves) == 2:  # the first is the request's start; the second precedes the call
-            raise StoreUnavailable("Neo4j went away")
-        real_save(request_id, payload)
-
-    agent.repo.save_draft = fail_the_second_save  # type: ignore[method-assign]
+    fail_save(agent, 2)  # the save before the call
     with pytest.raises(StoreUnavailable):
         agent.run("hotels in Porto")
     assert runs == []

@@ -330,9 +330,14 @@ def test_consequential_tools_need_cites_and_approval(h: Harness) -> None:
     assert [d.cites for d in decisions] == [["r1.choice"], ["r1.choice"]]
 
 
-def test_on_step_reports_every_step_that_does_not_end_the_request(h: Harness) -> None:
-    agent, _ = h.agent([step([add("a")]), step(), step(action=final())])
-    seen: list[tuple[int, list[str]]] = []
-    agent.on_step = lambda active: seen.append((active.step, sorted(active.states)))
+def test_on_step_reports_every_step_the_final_one_included(h: Harness) -> None:
+    agent, _ = h.agent([step([add("a")]), step(), step([add("b")], action=final())])
+    seen: list[tuple[int, list[str], bool]] = []
+
+    def record(active) -> None:  # noqa: ANN001
+        seen.append((active.step, sorted(active.states), h.fs.repository.load_draft() is None))
+
+    agent.on_step = record
     agent.run("three steps")
-    assert seen == [(1, ["a"]), (2, ["a"])]
+    # the last call comes after the commit: its states are in and no draft is left
+    assert seen == [(1, ["a"], False), (2, ["a"], False), (3, ["a", "b"], True)]

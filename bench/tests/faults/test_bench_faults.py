@@ -24,4 +24,12 @@ def test_faults_command_writes_the_counts(neo4j_settings, monkeypatch, tmp_path:
     assert totals["states_checked"] >= 3 * 2 * 2
     assert (totals["losses_found"], totals["crossed_states"], totals["failures"]) == (0, 0, 0)
     assert totals["rejections_explained"] > 0
+    # the edge cases, one round
+    assert totals["hostile_tool_outputs"] == totals["hostile_outputs_bounded"] == 11
+    assert totals["false_interruptions_on_resume"] == 0
+    assert totals["hostile_replies_refused"] == 11 and totals["hostile_replies_that_escaped"] == 0
+    assert totals["dangling_commits"] == 3 and totals["dangling_references_dropped"] >= 3
+    assert totals["requests_stuck_on_dangling"] == 0
+    assert totals["crashes_at_final_commit"] == 1
+    assert totals["model_calls_repeated_after_crash"] == 0
     assert "cases_tried" in done.output and "faults.json" in done.output

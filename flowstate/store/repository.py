@@ -37,7 +37,7 @@ from flowstate.models import (
     ids,
 )
 from flowstate.models.views import Edge, Provenance
-from flowstate.store import export
+from flowstate.store import drafts, export
 from flowstate.store.catalog import Q
 from flowstate.store.codec import (
     Record,
@@ -52,6 +52,15 @@ from flowstate.store.codec import (
 )
 from flowstate.store.commit import write_bundle
 from flowstate.store.connection import Changes, Row, Store, Tx
+from flowstate.store.namespace_node import (
+    DEFAULT_LEASE_S,
+    Lease,
+    Stamp,
+    check_ttl,
+    hold,
+    lease_of,
+    stamp_of,
+)
 
 R = TypeVar("R", bound=BaseModel)
 _NO_END = 2**62  # "up to the latest request" for index_generation's $to_seq
@@ -94,8 +103,19 @@ class Repository:
     # --- reads ------------------------------------------------------------------------------
 
     def next_request_seq(self) -> int:
-        """The seq the next request gets: one past the highest committed."""
+        """The seq the next request would get: one past the highest ever handed out (ids are
+        never reused, even after a forget) or committed."""
         return self._read(Q.NEXT_REQUEST_SEQ)[0]["seq"]
+
+    def stamp(self) -> Stamp:
+        """Changes whenever something of the namespace is deleted or imported (cheap)."""
+        [row] = self._read(Q.NAMESPACE_STAMP)
+        return stamp_of(row)
+
+    def lease(self) -> Lease | None:
+        """The writer running a request in the namespace now, if any (unexpired lease)."""
+        [row] = self._read(Q.NAMESPACE_STAMP)
+        return lease_of(row)
 
     def index(self, from_seq: int = 1, to_seq: int | None = None) -> list[IndexRequest]:
         """The Historical State Index: ids, categories and summaries, from `from_seq` on
@@ -213,8 +233,38 @@ class Repository:
 
     # --- writes -----------------------------------------------------------------------------
 
-    def commit(self, bundle: RequestBundle) -> None:
-        """Write one finished request in one transaction, replacing its draft; all or nothing."""
+    def allocate_request_seq(self) -> int:
+        """Hand out the next request seq for good: it is never handed out again."""
+        self._writable("start a request")
+        rows, _ = self._write(Q.ALLOCATE_REQUEST_SEQ)
+        return rows[0]["seq"]
+
+    def acquire_lease(self, owner: str, ttl_s: int = DEFAULT_LEASE_S) -> None:
+        """Take (or renew) the namespace's writer lease for `ttl_s` seconds; NamespaceBusy
+        naming the holder when another live writer has it."""
+        self._writable("take the writer lease")
+        ttl_s = check_ttl(ttl_s)
+        self._store.transaction(lambda tx: hold(tx, self._namespace, owner, ttl_s))
+
+    def take_over_lease(self, dead: str, owner: str, ttl_s: int = DEFAULT_LEASE_S) -> bool:
+        """Take the lease from a holder known to be dead; False if `dead` no longer holds it."""
+        self._writable("take the writer lease")
+        rows, _ = self._write(Q.TAKE_OVER_LEASE, dead=dead, owner=owner, ttl_s=check_ttl(ttl_s))
+        return rows[0]["taken"] > 0
+
+    def release_lease(self, owner: str) -> bool:
+        """Give the lease back; False when `owner` did not hold it (any more)."""
+        self._writable("release the writer lease")
+        rows, _ = self._write(Q.RELEASE_LEASE, owner=owner)
+        return rows[0]["released"] > 0
+
+    def commit(
+        self, bundle: RequestBundle, *, owner: str | None = None, lease_s: int = DEFAULT_LEASE_S
+    ) -> None:
+        """Write one finished request in one transaction, replacing its draft; all or nothing.
+
+        With `owner`, the commit happens only while `owner` holds the writer lease.
+        """
         self._writable("commit")
         bundle = revalidate(bundle)
         if bundle.request.namespace != self._namespace:
@@ -222,16 +272,53 @@ class Repository:
                 f"bundle of {bundle.request.id} belongs to namespace {bundle.request.namespace!r}, "
                 f"not {self._namespace!r}"
             )
-        self._store.transaction(lambda tx: write_bundle(tx, self._namespace, bundle))
 
-    def save_draft(self, request_id: str, payload: str) -> None:
-        """Upsert the in-flight request's serialized active state (opaque JSON text)."""
+        def work(tx: Tx) -> None:
+            if owner is not None:
+                hold(tx, self._namespace, owner, lease_s)
+            write_bundle(tx, self._namespace, bundle)
+
+        self._store.transaction(work)
+
+    def save_draft(
+        self,
+        request_id: str,
+        payload: str,
+        *,
+        owner: str | None = None,
+        lease_s: int = DEFAULT_LEASE_S,
+    ) -> None:
+        """Upsert the in-flight request's serialized active state (JSON text).
+
+        With `owner`, it is saved only while `owner` holds the writer lease (renewing it).
+        Past states or observations it copied that were forgotten meanwhile (by another
+        process) are scrubbed from it first.
+        """
         self._writable("save a draft")
         check_id("request", request_id)
         if not isinstance(payload, str):
             raise ValidationFailed("a draft payload must be a JSON string")
         check_text(request_id, "draft payload", payload)
-        self._write(Q.SAVE_DRAFT, request_id=request_id, payload=payload)
+
+        def work(tx: Tx) -> None:
+            if owner is not None:
+                hold(tx, self._namespace, owner, lease_s)
+            state_ids, observation_ids = drafts.copied_ids(payload)
+            kept = payload
+            if state_ids or observation_ids:
+                [row] = tx.run(
+                    Q.EXISTING_IDS,
+                    {
+                        "namespace": self._namespace,
+                        "state_ids": state_ids,
+                        "observation_ids": observation_ids,
+                    },
+                )
+                gone = set(state_ids + observation_ids) - set(row["ids"])
+                kept = (drafts.scrub(payload, gone.__contains__) if gone else None) or payload
+            self._save(tx, request_id, kept)
+
+        self._store.transaction(work)
 
     def discard_draft(self, request_id: str) -> bool:
         """Drop a request's draft; False when there was none."""
@@ -240,20 +327,23 @@ class Repository:
         return rows[0]["deleted"] > 0
 
     def forget_request(self, request_id: str) -> GraphCounts:
-        """Delete a request with its states, observations and relationships; re-link NEXT."""
+        """Delete a request with its states, observations and relationships; re-link NEXT.
+        Drafts that copied any of it are scrubbed; its id is never handed out again."""
         self._writable("forget")
-        return self._forget(Q.FORGET_REQUEST, check_id("request", request_id))
+        check_id("request", request_id)
+        return self._forget(Q.FORGET_REQUEST, request_id, drafts.of_request(request_id))
 
     def forget_state(self, state_id: str) -> GraphCounts:
-        """Delete one state and all its relationships."""
+        """Delete one state and all its relationships, and scrub it from drafts."""
         self._writable("forget")
-        return self._forget(Q.FORGET_STATE, check_id("state", state_id))
+        check_id("state", state_id)
+        return self._forget(Q.FORGET_STATE, state_id, drafts.of_ids({state_id}))
 
     def forget_namespace(self) -> GraphCounts:
         """Delete everything the namespace holds, drafts included."""
         self._writable("forget")
-        changes = self._store.write_batched(Q.FORGET_NAMESPACE, {"namespace": self._namespace})
-        return GraphCounts(nodes=changes.nodes_deleted, relationships=changes.relationships_deleted)
+        params = {"namespace": self._namespace}
+        return _deleted(self._store.write_batched(Q.FORGET_NAMESPACE, params))
 
     def expire(self, kind: Category | Literal["observation"], before: datetime) -> GraphCounts:
         """Retention: delete the namespace's states of one category (or its observations)
@@ -267,15 +357,23 @@ class Repository:
             # A naive datetime would compare as null in Cypher and silently expire nothing.
             raise ValidationFailed(f"expire needs a timezone-aware datetime, not {shown(before)}")
         if kind == "observation":
-            _, changes = self._write(Q.EXPIRE_OBSERVATIONS, before=before)
+            name, params = Q.EXPIRE_OBSERVATIONS, {"before": before}
         else:
             try:
                 category = Category(kind)
             except ValueError:
                 kinds = ", ".join([*(c.value for c in Category), "observation"])
                 raise ValidationFailed(f"cannot expire {shown(kind)}: use one of {kinds}") from None
-            _, changes = self._write(Q.EXPIRE_STATES, category=category.value, before=before)
-        return GraphCounts(nodes=changes.nodes_deleted, relationships=changes.relationships_deleted)
+            name, params = Q.EXPIRE_STATES, {"category": category.value, "before": before}
+
+        def work(tx: Tx) -> GraphCounts:
+            [row] = tx.run(name, {"namespace": self._namespace, **params})
+            if row["ids"]:
+                tx.run(Q.TOUCH_NAMESPACE, {"namespace": self._namespace})
+                self._scrub_drafts(tx, drafts.of_ids(set(row["ids"])))
+            return _deleted(tx.changes)
+
+        return self._store.transaction(work)
 
     def import_jsonl(self, lines: Iterable[str]) -> GraphCounts:
         """Load an export into this (empty) namespace in one transaction; returns what was created.
@@ -292,11 +390,20 @@ class Repository:
                     f"namespace {self._namespace!r} is not empty ({row['nodes']} nodes); "
                     "import into a new namespace"
                 )
+            [stamp] = tx.run(Q.NAMESPACE_STAMP, {"namespace": self._namespace})
+            handed_out = stamp["last_seq"] or 0
+            if bundles and min(b.request.seq for b in bundles) <= handed_out:
+                raise ValidationFailed(
+                    f"namespace {self._namespace!r} has handed out request ids up to "
+                    f"r{handed_out} before (ids are never reused); import into a new namespace"
+                )
             for bundle in bundles:
                 write_bundle(tx, self._namespace, bundle)
-            return GraphCounts(
+            created = GraphCounts(
                 nodes=tx.changes.nodes_created, relationships=tx.changes.relationships_created
             )
+            tx.run(Q.TOUCH_NAMESPACE, {"namespace": self._namespace})  # counter, not content
+            return created
 
         return self._store.transaction(work)
 
@@ -321,11 +428,27 @@ class Repository:
         assert isinstance(record, cls)
         return record
 
-    def _forget(self, name: Q, record_id: str) -> GraphCounts:
-        rows, changes = self._write(name, id=record_id)
-        if not rows[0]["forgotten"]:
-            raise self._not_found([record_id])
-        return GraphCounts(nodes=changes.nodes_deleted, relationships=changes.relationships_deleted)
+    def _forget(self, name: Q, record_id: str, gone: drafts.Gone) -> GraphCounts:
+        def work(tx: Tx) -> GraphCounts:
+            # First: the counter must cover this request before it can be deleted.
+            tx.run(Q.TOUCH_NAMESPACE, {"namespace": self._namespace})
+            [row] = tx.run(name, {"namespace": self._namespace, "id": record_id})
+            if not row["forgotten"]:
+                raise self._not_found([record_id])  # rolls the touch back too
+            self._scrub_drafts(tx, gone)
+            return _deleted(tx.changes)
+
+        return self._store.transaction(work)
+
+    def _scrub_drafts(self, tx: Tx, gone: drafts.Gone) -> None:
+        for row in tx.run(Q.DRAFTS, {"namespace": self._namespace}):
+            scrubbed = drafts.scrub(row["payload"], gone)
+            if scrubbed is not None:
+                self._save(tx, row["request_id"], scrubbed)
+
+    def _save(self, tx: Tx, request_id: str, payload: str) -> None:
+        params = {"namespace": self._namespace, "request_id": request_id, "payload": payload}
+        tx.run(Q.SAVE_DRAFT, params)
 
     def _all_found(self, wanted: list[str], found: dict[str, object]) -> list[str]:
         missing = [i for i in wanted if i not in found]
@@ -336,6 +459,10 @@ class Repository:
     def _not_found(self, missing: list[str]) -> NotFoundError:
         # Name only the caller's own ids; never hint whether they exist in another namespace.
         return NotFoundError(f"not found in namespace {self._namespace!r}: {', '.join(missing)}")
+
+
+def _deleted(changes: Changes) -> GraphCounts:
+    return GraphCounts(nodes=changes.nodes_deleted, relationships=changes.relationships_deleted)
 
 
 def _bundle(row: Row) -> RequestBundle:

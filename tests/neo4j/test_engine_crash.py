@@ -63,7 +63,8 @@ def test_an_interrupted_request_can_be_discarded(
     assert agent.discard() == "r1"
     assert repo.counts().nodes == 0
     result = agent.run("start over")
-    assert result.request_id == "r1" and [r.id for r in repo.history()] == ["r1"]
+    # r1 was handed out to the discarded request: ids are never handed out twice.
+    assert result.request_id == "r2" and [r.id for r in repo.history()] == ["r2"]
 
 
 def test_a_lost_commit_acknowledgement_is_not_committed_twice(
@@ -75,8 +76,8 @@ def test_a_lost_commit_acknowledgement_is_not_committed_twice(
     agent, model = h.agent([step([add("fact")], action=final("ok", "one fact"))])
     real_commit = agent.repo.commit
 
-    def commit_then_lose_the_ack(bundle):  # noqa: ANN001, ANN202
-        real_commit(bundle)
+    def commit_then_lose_the_ack(bundle, **lease):  # noqa: ANN001, ANN003, ANN202
+        real_commit(bundle, **lease)
         raise StoreUnavailable("the connection dropped while a commit was in flight")
 
     agent.repo.commit = commit_then_lose_the_ack  # type: ignore[method-assign]
@@ -113,11 +114,11 @@ def test_a_step_cut_before_its_tool_ran_is_finished_on_resume(
     real_save = agent.repo.save_draft
     saves: list[str] = []
 
-    def fail_the_second_save(request_id: str, payload: str) -> None:
+    def fail_the_second_save(request_id: str, payload: str, **lease: object) -> None:
         saves.append(request_id)
         if len(saves) == 2:  # the first is the request's start; the second precedes the call
             raise StoreUnavailable("Neo4j went away")
-        real_save(request_id, payload)
+        real_save(request_id, payload, **lease)  # type: ignore[arg-type]
 
     agent.repo.save_draft = fail_the_second_save  # type: ignore[method-assign]
     with pytest.raises(StoreUnavailable):

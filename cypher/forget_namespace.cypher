@@ -1,6 +1,6 @@
-// Forget a whole namespace: requests, states, observations, decisions, drafts, its counter
-// node and all their relationships. With the counter gone, the namespace is wholly removed and
-// a later request there starts again at r1 (documented in the README).
+// Forget a whole namespace: requests, states, observations, decisions, drafts and all their
+// relationships; forget_namespace_node then deletes its counter, so the namespace is wholly
+// removed and a later request there starts again at r1 (documented in the README).
 // Deleted in batches (IN TRANSACTIONS, so it runs in an auto-commit transaction): a namespace
 // of any size fits in the transaction memory limit. If it is cut short, running it again
 // finishes the job.
@@ -16,8 +16,6 @@ CALL () {
   MATCH (n:ActionDecision {namespace: $namespace}) WHERE n.id IS NOT NULL RETURN n
   UNION ALL
   MATCH (n:Draft {namespace: $namespace}) WHERE n.request_id IS NOT NULL RETURN n
-  UNION ALL
-  MATCH (n:Namespace {namespace: $namespace}) RETURN n
 }
 CALL (n) {
   DETACH DELETE n

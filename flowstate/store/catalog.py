@@ -52,9 +52,12 @@ class Q(StrEnum):
     FORGET_REQUEST = "forget_request"
     FORGET_STATE = "forget_state"
     FORGET_NAMESPACE = "forget_namespace"
+    FORGET_NAMESPACE_NODE = "forget_namespace_node"
     EXPIRE_STATES = "expire_states"
     EXPIRE_OBSERVATIONS = "expire_observations"
+    RETENTION_PREVIEW = "retention_preview"
     COUNT_NAMESPACE = "count_namespace"
+    NAMESPACES = "namespaces"
     EXPORT_BUNDLES = "export_bundles"
 
 

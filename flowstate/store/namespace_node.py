@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from flowstate.errors import NamespaceBusy, ValidationFailed
 from flowstate.store.catalog import Q
-from flowstate.store.connection import Row, Tx
+from flowstate.store.connection import Row, Store, Tx
 
 DEFAULT_LEASE_S = 60  # how long a writer's lease lasts unless renewed (it is, every step)
 MAX_LEASE_S = 86_400
@@ -45,6 +45,26 @@ class Lease(BaseModel):
 
     owner: str
     expires: datetime
+
+
+class NamespaceSummary(BaseModel):
+    """One namespace of the database, counted (for `flowstate namespaces`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    namespace: str
+    requests: int
+    states: int
+    observations: int
+    decisions: int
+    drafts: int
+    last_seq: int
+    writer: str | None = None
+
+
+def list_namespaces(store: Store) -> list[NamespaceSummary]:
+    """Every namespace that holds anything, with its counts, in name order."""
+    return [NamespaceSummary.model_validate(row) for row in store.read(Q.NAMESPACES, {})]
 
 
 def writer_id() -> str:

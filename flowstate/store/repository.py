@@ -343,7 +343,9 @@ class Repository:
         """Delete everything the namespace holds, drafts included."""
         self._writable("forget")
         params = {"namespace": self._namespace}
-        return _deleted(self._store.write_batched(Q.FORGET_NAMESPACE, params))
+        deleted = _deleted(self._store.write_batched(Q.FORGET_NAMESPACE, params))
+        self._write(Q.FORGET_NAMESPACE_NODE)  # last: a cut-short forget keeps the counter
+        return deleted
 
     def expire(self, kind: Category | Literal["observation"], before: datetime) -> GraphCounts:
         """Retention: delete the namespace's states of one category (or its observations)
@@ -375,6 +377,18 @@ class Repository:
 
         return self._store.transaction(work)
 
+    def expiring(self, cutoffs: dict[str, datetime]) -> dict[str, int]:
+        """How many records `expire` would delete now, per kind (states of a category, or
+        observations), for a preview before a destructive retention run."""
+        for before in cutoffs.values():
+            if not isinstance(before, datetime) or before.utcoffset() is None:
+                raise ValidationFailed(f"expiring needs timezone-aware datetimes, not {before!r}")
+        rows = self._read(
+            Q.RETENTION_PREVIEW,
+            cutoffs=[{"kind": str(k), "before": b} for k, b in cutoffs.items()],
+        )
+        return {row["kind"]: row["records"] for row in rows}
+
     def import_jsonl(self, lines: Iterable[str]) -> GraphCounts:
         """Load an export into this (empty) namespace in one transaction; returns what was created.
 
@@ -382,6 +396,8 @@ class Repository:
         """
         self._writable("import")
         bundles = export.parse_lines(lines, self._namespace)
+        if not bundles:
+            return GraphCounts(nodes=0, relationships=0)  # nothing to write, not even a counter
 
         def work(tx: Tx) -> GraphCounts:
             [row] = tx.run(Q.COUNT_NAMESPACE, {"namespace": self._namespace})
@@ -397,13 +413,14 @@ class Repository:
                     f"namespace {self._namespace!r} has handed out request ids up to "
                     f"r{handed_out} before (ids are never reused); import into a new namespace"
                 )
+            tx.run(Q.TOUCH_NAMESPACE, {"namespace": self._namespace})  # live agents reload
+            counter = tx.changes.nodes_created  # the counter node is not memory
             for bundle in bundles:
                 write_bundle(tx, self._namespace, bundle)
-            created = GraphCounts(
-                nodes=tx.changes.nodes_created, relationships=tx.changes.relationships_created
+            return GraphCounts(
+                nodes=tx.changes.nodes_created - counter,
+                relationships=tx.changes.relationships_created,
             )
-            tx.run(Q.TOUCH_NAMESPACE, {"namespace": self._namespace})  # counter, not content
-            return created
 
         return self._store.transaction(work)
 

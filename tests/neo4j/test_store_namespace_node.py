@@ -64,8 +64,10 @@ def test_retention_of_the_newest_request_keeps_the_count(repo, make):
 
 def test_forgetting_the_whole_namespace_starts_again_at_r1(repo, make, raw):
     _commit(repo, make, 1)
+    assert raw.counter(repo.namespace)[0]["m"]["last_seq"] == 1
     repo.forget_namespace()
-    assert raw.count(repo.namespace) == (0, 0)  # the counter node too: nothing is left
+    assert raw.count(repo.namespace) == (0, 0)
+    assert raw.counter(repo.namespace) == []  # the counter node too: nothing is left
     assert repo.next_request_seq() == 1
 
 

@@ -4,8 +4,8 @@ Per past request: its id and summary, then one line per state (id, category, sum
 When the whole index would exceed the budget, the oldest requests collapse to a single line
 (id, summary, number of states); accessing a collapsed request id lists its states. When even
 the one-line requests exceed it, the oldest of them (at small budgets all of them) fold into
-one range line ("r1-r1800: 1800 older requests"), whose ids can still be accessed. Nothing is dropped silently: every past
-request is either shown or named by a range, with how to open it.
+one range line ("r1-r1800: 1800 older requests"), whose ids can still be accessed. Nothing is
+dropped silently: every past request is either shown or named by a range, with how to open it.
 """
 
 from __future__ import annotations

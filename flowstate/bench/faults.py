@@ -1,8 +1,9 @@
 """`flowstate bench faults`: is FlowState safe to deploy? Faults and load at scale.
 
 Fuzzed model replies (fast path and whole requests on Neo4j), many concurrent agents on one
-Store, Neo4j SIGKILLed during commits and stopped in the middle of a request. Every part
-reports what it tried and what it found; losses, crossed and duplicated states must be 0.
+Store, several writers competing for one namespace (the writer lease), Neo4j SIGKILLed during
+commits and stopped in the middle of a request. Every part reports what it tried and what it
+found; losses, crossed and duplicated states must be 0.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ def totals(report: dict) -> dict:
     from flowstate.bench.fault_outage import EXPECTED_STATES
 
     fast, full, crowd, spare = report["fuzz"], report["fuzz_full"], report["crowd"], report["spare"]
+    writers = report["writers"]
     kills = spare["kills"]
     outages = [o for o in (spare.get("outage"), spare.get("outage_at_commit")) if o]
-    others = [p for part in [crowd, *kills, *outages] for p in part["problems"]]
+    others = [p for part in [crowd, writers, *kills, *outages] for p in part["problems"]]
     unlisted = crowd["problem_count"] - len(crowd["problems"])  # the crowd quotes 20 at most
     outage_losses = sum(
         len(set(EXPECTED_STATES) - set(o["committed_states"])) + (o["answer"] != "done")
@@ -40,13 +42,19 @@ def totals(report: dict) -> dict:
             fast.get("states_committed", 0)
             + full.get("states_committed", 0)
             + crowd["states_checked"]
+            + writers["states_checked"]
             + sum(k["states_checked"] for k in kills)
             + sum(len(o["committed_states"]) for o in outages)
         ),
         "losses_found": sum(k["lost"] + k["incomplete"] for k in kills)
         + crowd["missing"]
+        + writers["missing"]
         + outage_losses,
-        "crossed_states": crowd["crossed"],
+        "crossed_states": crowd["crossed"] + writers["crossed"],
+        "writer_requests_committed": writers["committed"],
+        "writers_refused_busy": writers["busy_refusals"],
+        "writers_stuck": writers["stuck"],
+        "writer_ids_repeated_or_skipped": writers["repeated_ids"] + writers["gaps"],
         "duplicated_states": crowd["duplicated"],
         "rejections_explained": fast.get("rejections_told", 0) + full.get("rejections_told", 0),
         "failures": fast["failures"] + full["failures"] + len(others) + unlisted,
@@ -90,6 +98,20 @@ def totals(report: dict) -> dict:
     show_default=True,
     help="Rounds of SIGKILL during commits on a spare server.",
 )
+@click.option(
+    "--writers",
+    type=click.IntRange(1, 50),
+    default=4,
+    show_default=True,
+    help="Concurrent writers on ONE namespace, each with its own connection.",
+)
+@click.option(
+    "--writer-requests",
+    type=click.IntRange(1),
+    default=10,
+    show_default=True,
+    help="Requests per concurrent writer.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Fuzzing seed.")
 @click.option(
     "--spare/--no-spare",
@@ -105,8 +127,8 @@ def totals(report: dict) -> dict:
     help="Folder for faults.json.",
 )
 @fails_cleanly
-def faults(cases: int, full_cases: int, agents: int, requests: int, kills: int, seed: int,
-           spare: bool, out: Path) -> None:  # fmt: skip
+def faults(cases: int, full_cases: int, agents: int, requests: int, kills: int, writers: int,
+           writer_requests: int, seed: int, spare: bool, out: Path) -> None:  # fmt: skip
     """Inject faults and load: fuzzed model output, concurrent agents, Neo4j killed during
     commits and stopped mid-request. Writes --out/faults.json; exits 1 when anything was
     lost, crossed or left unexplained.
@@ -122,7 +144,8 @@ def faults(cases: int, full_cases: int, agents: int, requests: int, kills: int, 
 
     began = time.monotonic()
     report: dict = {"options": {"cases": cases, "full_cases": full_cases, "agents": agents,
-                                "requests": requests, "kills": kills, "seed": seed}}  # fmt: skip
+                                "requests": requests, "kills": kills, "writers": writers,
+                                "writer_requests": writer_requests, "seed": seed}}  # fmt: skip
     click.echo(f"Fuzzing {cases:,} requests through the step logic...")
     report["fuzz"] = fault_runs.fuzz(cases, seed, say=click.echo)
     settings = resolve_database(Neo4jSettings(), LocalServerSettings(), click.echo)
@@ -131,6 +154,8 @@ def faults(cases: int, full_cases: int, agents: int, requests: int, kills: int, 
         report["fuzz_full"] = fault_runs.fuzz(full_cases, seed, store, click.echo)
         click.echo(f"{agents} concurrent agents x {requests} requests...")
         report["crowd"] = fault_runs.crowd(store, agents, requests)
+    click.echo(f"{writers} writers x {writer_requests} requests on one namespace...")
+    report["writers"] = fault_runs.writers(settings, writers, writer_requests)
     if spare:
         click.echo(f"{kills} SIGKILL rounds and two outages on a spare Neo4j...")
         report["spare"] = fault_runs.spare_faults(kills, click.echo)

@@ -123,13 +123,16 @@ def _failed(agent: Agent, namespace: str, model: str, error: ModelError) -> Mode
     return ModelError(f"{error}. Request {rid} is kept: {_how_to_go_on(namespace, model)}")
 
 
+def _agent_options(fn):  # noqa: ANN001, ANN201
+    """What run and resume both take: namespace, model, tools, step limit, --json."""
+    for option in reversed([namespace_option, _MODEL, _TOOLS, _MAX_STEPS, _JSON]):
+        fn = option(fn)
+    return fn
+
+
 @click.command()
 @click.argument("text")
-@namespace_option
-@_MODEL
-@_TOOLS
-@_MAX_STEPS
-@_JSON
+@_agent_options
 @fails_cleanly
 def run(
     text: str, namespace: str, model: str, tools_spec: str | None, max_steps: int, as_json: bool
@@ -210,11 +213,7 @@ def _writer_line(writer: dict[str, Any] | None) -> str:
 
 
 @click.command()
-@namespace_option
-@_MODEL
-@_TOOLS
-@_MAX_STEPS
-@_JSON
+@_agent_options
 @fails_cleanly
 def resume(
     namespace: str, model: str, tools_spec: str | None, max_steps: int, as_json: bool

@@ -13,16 +13,14 @@ namespace is simply not found, and error messages name only what the caller pass
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
-from typing import Literal, TypeVar
+from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
-from flowstate.errors import NotFoundError, ReadOnlyError, ValidationFailed
+from flowstate.errors import ValidationFailed
 from flowstate.models import (
     EVIDENCE,
     ActionDecision,
-    Category,
     Evidence,
     IndexRequest,
     IndexState,
@@ -37,13 +35,12 @@ from flowstate.models import (
     ids,
 )
 from flowstate.models.views import Edge, Provenance
-from flowstate.store import drafts, export
+from flowstate.store import export
+from flowstate.store.base import GraphCounts
 from flowstate.store.catalog import Q
 from flowstate.store.codec import (
     Record,
     check_id,
-    check_namespace,
-    check_text,
     from_props,
     kind_of,
     revalidate,
@@ -51,15 +48,11 @@ from flowstate.store.codec import (
     unique,
 )
 from flowstate.store.commit import write_bundle
-from flowstate.store.connection import Changes, Row, Store, Tx
+from flowstate.store.connection import Row, Tx
+from flowstate.store.forgetting import Forgetting
 from flowstate.store.namespace_node import (
     DEFAULT_LEASE_S,
-    Lease,
-    Stamp,
-    check_ttl,
     hold,
-    lease_of,
-    stamp_of,
 )
 
 R = TypeVar("R", bound=BaseModel)
@@ -75,30 +68,8 @@ _MODELS: dict[str, type[Record]] = {
 }
 
 
-class GraphCounts(BaseModel):
-    """How many nodes and relationships were counted, created or deleted."""
-
-    model_config = ConfigDict(frozen=True)
-
-    nodes: int
-    relationships: int
-
-
-class Repository:
+class Repository(Forgetting):
     """Reads and writes of one namespace; `read_only=True` refuses every write."""
-
-    def __init__(self, store: Store, namespace: str, *, read_only: bool = False) -> None:
-        self._store = store
-        self._namespace = check_namespace(namespace)
-        self._read_only = read_only
-
-    @property
-    def namespace(self) -> str:
-        return self._namespace
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
 
     # --- reads ------------------------------------------------------------------------------
 
@@ -106,16 +77,6 @@ class Repository:
         """The seq the next request would get: one past the highest ever handed out (ids are
         never reused, even after a forget) or committed."""
         return self._read(Q.NEXT_REQUEST_SEQ)[0]["seq"]
-
-    def stamp(self) -> Stamp:
-        """Changes whenever something of the namespace is deleted or imported (cheap)."""
-        [row] = self._read(Q.NAMESPACE_STAMP)
-        return stamp_of(row)
-
-    def lease(self) -> Lease | None:
-        """The writer running a request in the namespace now, if any (unexpired lease)."""
-        [row] = self._read(Q.NAMESPACE_STAMP)
-        return lease_of(row)
 
     def index(self, from_seq: int = 1, to_seq: int | None = None) -> list[IndexRequest]:
         """The Historical State Index: ids, categories and summaries, from `from_seq` on
@@ -233,31 +194,6 @@ class Repository:
 
     # --- writes -----------------------------------------------------------------------------
 
-    def allocate_request_seq(self) -> int:
-        """Hand out the next request seq for good: it is never handed out again."""
-        self._writable("start a request")
-        rows, _ = self._write(Q.ALLOCATE_REQUEST_SEQ)
-        return rows[0]["seq"]
-
-    def acquire_lease(self, owner: str, ttl_s: int = DEFAULT_LEASE_S) -> None:
-        """Take (or renew) the namespace's writer lease for `ttl_s` seconds; NamespaceBusy
-        naming the holder when another live writer has it."""
-        self._writable("take the writer lease")
-        ttl_s = check_ttl(ttl_s)
-        self._store.transaction(lambda tx: hold(tx, self._namespace, owner, ttl_s))
-
-    def take_over_lease(self, dead: str, owner: str, ttl_s: int = DEFAULT_LEASE_S) -> bool:
-        """Take the lease from a holder known to be dead; False if `dead` no longer holds it."""
-        self._writable("take the writer lease")
-        rows, _ = self._write(Q.TAKE_OVER_LEASE, dead=dead, owner=owner, ttl_s=check_ttl(ttl_s))
-        return rows[0]["taken"] > 0
-
-    def release_lease(self, owner: str) -> bool:
-        """Give the lease back; False when `owner` did not hold it (any more)."""
-        self._writable("release the writer lease")
-        rows, _ = self._write(Q.RELEASE_LEASE, owner=owner)
-        return rows[0]["released"] > 0
-
     def commit(
         self, bundle: RequestBundle, *, owner: str | None = None, lease_s: int = DEFAULT_LEASE_S
     ) -> None:
@@ -279,115 +215,6 @@ class Repository:
             write_bundle(tx, self._namespace, bundle)
 
         self._store.transaction(work)
-
-    def save_draft(
-        self,
-        request_id: str,
-        payload: str,
-        *,
-        owner: str | None = None,
-        lease_s: int = DEFAULT_LEASE_S,
-    ) -> None:
-        """Upsert the in-flight request's serialized active state (JSON text).
-
-        With `owner`, it is saved only while `owner` holds the writer lease (renewing it).
-        Past states or observations it copied that were forgotten meanwhile (by another
-        process) are scrubbed from it first.
-        """
-        self._writable("save a draft")
-        check_id("request", request_id)
-        if not isinstance(payload, str):
-            raise ValidationFailed("a draft payload must be a JSON string")
-        check_text(request_id, "draft payload", payload)
-
-        def work(tx: Tx) -> None:
-            if owner is not None:
-                hold(tx, self._namespace, owner, lease_s)
-            state_ids, observation_ids = drafts.copied_ids(payload)
-            kept = payload
-            if state_ids or observation_ids:
-                [row] = tx.run(
-                    Q.EXISTING_IDS,
-                    {
-                        "namespace": self._namespace,
-                        "state_ids": state_ids,
-                        "observation_ids": observation_ids,
-                    },
-                )
-                gone = set(state_ids + observation_ids) - set(row["ids"])
-                kept = (drafts.scrub(payload, gone.__contains__) if gone else None) or payload
-            self._save(tx, request_id, kept)
-
-        self._store.transaction(work)
-
-    def discard_draft(self, request_id: str) -> bool:
-        """Drop a request's draft; False when there was none."""
-        self._writable("discard a draft")
-        rows, _ = self._write(Q.DISCARD_DRAFT, request_id=check_id("request", request_id))
-        return rows[0]["deleted"] > 0
-
-    def forget_request(self, request_id: str) -> GraphCounts:
-        """Delete a request with its states, observations and relationships; re-link NEXT.
-        Drafts that copied any of it are scrubbed; its id is never handed out again."""
-        self._writable("forget")
-        check_id("request", request_id)
-        return self._forget(Q.FORGET_REQUEST, request_id, drafts.of_request(request_id))
-
-    def forget_state(self, state_id: str) -> GraphCounts:
-        """Delete one state and all its relationships, and scrub it from drafts."""
-        self._writable("forget")
-        check_id("state", state_id)
-        return self._forget(Q.FORGET_STATE, state_id, drafts.of_ids({state_id}))
-
-    def forget_namespace(self) -> GraphCounts:
-        """Delete everything the namespace holds, drafts included."""
-        self._writable("forget")
-        params = {"namespace": self._namespace}
-        deleted = _deleted(self._store.write_batched(Q.FORGET_NAMESPACE, params))
-        self._write(Q.FORGET_NAMESPACE_NODE)  # last: a cut-short forget keeps the counter
-        return deleted
-
-    def expire(self, kind: Category | Literal["observation"], before: datetime) -> GraphCounts:
-        """Retention: delete the namespace's states of one category (or its observations)
-        created before `before`, with all their relationships; returns what was deleted.
-
-            repo.expire(Category.ENVIRONMENT, now - timedelta(days=90))
-            repo.expire("observation", now - timedelta(days=30))
-        """
-        self._writable("expire")
-        if not isinstance(before, datetime) or before.utcoffset() is None:
-            # A naive datetime would compare as null in Cypher and silently expire nothing.
-            raise ValidationFailed(f"expire needs a timezone-aware datetime, not {shown(before)}")
-        if kind == "observation":
-            name, params = Q.EXPIRE_OBSERVATIONS, {"before": before}
-        else:
-            try:
-                category = Category(kind)
-            except ValueError:
-                kinds = ", ".join([*(c.value for c in Category), "observation"])
-                raise ValidationFailed(f"cannot expire {shown(kind)}: use one of {kinds}") from None
-            name, params = Q.EXPIRE_STATES, {"category": category.value, "before": before}
-
-        def work(tx: Tx) -> GraphCounts:
-            [row] = tx.run(name, {"namespace": self._namespace, **params})
-            if row["ids"]:
-                tx.run(Q.TOUCH_NAMESPACE, {"namespace": self._namespace})
-                self._scrub_drafts(tx, drafts.of_ids(set(row["ids"])))
-            return _deleted(tx.changes)
-
-        return self._store.transaction(work)
-
-    def expiring(self, cutoffs: dict[str, datetime]) -> dict[str, int]:
-        """How many records `expire` would delete now, per kind (states of a category, or
-        observations), for a preview before a destructive retention run."""
-        for before in cutoffs.values():
-            if not isinstance(before, datetime) or before.utcoffset() is None:
-                raise ValidationFailed(f"expiring needs timezone-aware datetimes, not {before!r}")
-        rows = self._read(
-            Q.RETENTION_PREVIEW,
-            cutoffs=[{"kind": str(k), "before": b} for k, b in cutoffs.items()],
-        )
-        return {row["kind"]: row["records"] for row in rows}
 
     def import_jsonl(self, lines: Iterable[str]) -> GraphCounts:
         """Load an export into this (empty) namespace in one transaction; returns what was created.
@@ -426,16 +253,6 @@ class Repository:
 
     # --- helpers ----------------------------------------------------------------------------
 
-    def _read(self, name: Q, **params: object) -> list[Row]:
-        return self._store.read(name, {"namespace": self._namespace, **params})
-
-    def _write(self, name: Q, **params: object) -> tuple[list[Row], Changes]:
-        return self._store.write(name, {"namespace": self._namespace, **params})
-
-    def _writable(self, action: str) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"cannot {action}: namespace {self._namespace!r} is open read-only")
-
     def _index(self, from_seq: int, to_seq: int) -> list[IndexRequest]:
         rows = self._read(Q.INDEX_GENERATION, from_seq=from_seq, to_seq=to_seq)
         return [IndexRequest.model_validate(row) for row in rows]
@@ -445,41 +262,11 @@ class Repository:
         assert isinstance(record, cls)
         return record
 
-    def _forget(self, name: Q, record_id: str, gone: drafts.Gone) -> GraphCounts:
-        def work(tx: Tx) -> GraphCounts:
-            # First: the counter must cover this request before it can be deleted.
-            tx.run(Q.TOUCH_NAMESPACE, {"namespace": self._namespace})
-            [row] = tx.run(name, {"namespace": self._namespace, "id": record_id})
-            if not row["forgotten"]:
-                raise self._not_found([record_id])  # rolls the touch back too
-            self._scrub_drafts(tx, gone)
-            return _deleted(tx.changes)
-
-        return self._store.transaction(work)
-
-    def _scrub_drafts(self, tx: Tx, gone: drafts.Gone) -> None:
-        for row in tx.run(Q.DRAFTS, {"namespace": self._namespace}):
-            scrubbed = drafts.scrub(row["payload"], gone)
-            if scrubbed is not None:
-                self._save(tx, row["request_id"], scrubbed)
-
-    def _save(self, tx: Tx, request_id: str, payload: str) -> None:
-        params = {"namespace": self._namespace, "request_id": request_id, "payload": payload}
-        tx.run(Q.SAVE_DRAFT, params)
-
     def _all_found(self, wanted: list[str], found: dict[str, object]) -> list[str]:
         missing = [i for i in wanted if i not in found]
         if missing:
             raise self._not_found(missing)
         return wanted
-
-    def _not_found(self, missing: list[str]) -> NotFoundError:
-        # Name only the caller's own ids; never hint whether they exist in another namespace.
-        return NotFoundError(f"not found in namespace {self._namespace!r}: {', '.join(missing)}")
-
-
-def _deleted(changes: Changes) -> GraphCounts:
-    return GraphCounts(nodes=changes.nodes_deleted, relationships=changes.relationships_deleted)
 
 
 def _bundle(row: Row) -> RequestBundle:

@@ -1,4 +1,6 @@
-// Forget a whole namespace: requests, states, observations, decisions, drafts and all their relationships.
+// Forget a whole namespace: requests, states, observations, decisions, drafts and all their
+// relationships; forget_namespace_node then deletes its counter, so the namespace is wholly
+// removed and a later request there starts again at r1 (documented in the README).
 // Deleted in batches (IN TRANSACTIONS, so it runs in an auto-commit transaction): a namespace
 // of any size fits in the transaction memory limit. If it is cut short, running it again
 // finishes the job.

@@ -34,3 +34,7 @@ FOR (n:State) ON (n.namespace, n.category, n.created_at);
 
 CREATE INDEX flowstate_observation_created IF NOT EXISTS
 FOR (n:Observation) ON (n.namespace, n.created_at);
+
+// One counter node per namespace: request seqs handed out, the generation, the writer lease.
+CREATE CONSTRAINT flowstate_namespace IF NOT EXISTS
+FOR (n:Namespace) REQUIRE n.namespace IS UNIQUE;

@@ -45,6 +45,18 @@ class StoreUnavailable(StoreError):
     """No Neo4j answered at the configured address."""
 
 
+class NamespaceBusy(FlowStateRuntimeError):
+    """Another writer holds the namespace's lease: one request at a time runs in a namespace.
+
+    `owner` names the holder (host:pid:tag), `expires` when its lease runs out unless renewed.
+    """
+
+    def __init__(self, message: str, owner: str | None = None, expires: object = None) -> None:
+        super().__init__(message)
+        self.owner = owner
+        self.expires = expires
+
+
 class LocalServerError(FlowStateRuntimeError):
     """The managed local Neo4j server could not be prepared, started or stopped."""
 

@@ -16,11 +16,13 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
+from flowstate.settings import Neo4jSettings
 from flowstate.store import Store
 from flowstate_bench.fault_agents import concurrent_agents
 from flowstate_bench.fault_kills import kill_round
 from flowstate_bench.fault_outage import unreachable_during_request
 from flowstate_bench.fault_servers import spare_server
+from flowstate_bench.fault_writers import concurrent_writers
 
 Say = Callable[[str], None]
 MAX_LISTED = 20  # failures quoted in the report; the counts cover all of them
@@ -79,6 +81,14 @@ def crowd(store: Store, agents: int, requests: int) -> dict:
     report = asdict(found)
     report["problems"] = found.problems[:MAX_LISTED]
     report["problem_count"] = len(found.problems)
+    return {**report, "seconds": round(time.monotonic() - began, 1)}
+
+
+def writers(settings: Neo4jSettings, writers: int, requests: int) -> dict:
+    began = time.monotonic()
+    found = concurrent_writers(settings, writers, requests, namespace="bench_faults_writers")
+    report = asdict(found)
+    report["problems"] = found.problems[:MAX_LISTED]
     return {**report, "seconds": round(time.monotonic() - began, 1)}
 
 

@@ -1,10 +1,11 @@
 """`flowstate bench faults`: is FlowState safe to deploy? Faults and load at scale.
 
 Fuzzed model replies (fast path and whole requests on Neo4j), many concurrent agents on one
-Store, the engine's edges (hostile tool outputs, replies nested past the recursion limit,
-past states forgotten before a commit, a process killed at its final commit), Neo4j
-SIGKILLed during commits and stopped in the middle of a request. Every part
-reports what it tried and what it found; losses, crossed and duplicated states must be 0.
+Store, several writers competing for one namespace (the writer lease), the engine's edges
+(hostile tool outputs, replies nested past the recursion limit, past states forgotten before a
+commit, a process killed at its final commit), Neo4j SIGKILLed during commits and stopped in
+the middle of a request. Every part reports what it tried and what it found; losses, crossed
+and duplicated states must be 0.
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ def totals(report: dict) -> dict:
     from flowstate_bench.fault_outage import EXPECTED_STATES
 
     fast, full, crowd, spare = report["fuzz"], report["fuzz_full"], report["crowd"], report["spare"]
+    writers = report["writers"]
     kills = spare["kills"]
     outages = [o for o in (spare.get("outage"), spare.get("outage_at_commit")) if o]
     edges = list(report.get("edges", {}).values())
-    others = [p for part in [crowd, *kills, *outages, *edges] for p in part["problems"]]
+    others = [p for part in [crowd, writers, *kills, *outages, *edges] for p in part["problems"]]
     unlisted = crowd["problem_count"] - len(crowd["problems"])  # the crowd quotes 20 at most
     outage_losses = sum(
         len(set(EXPECTED_STATES) - set(o["committed_states"])) + (o["answer"] != "done")
@@ -43,13 +45,19 @@ def totals(report: dict) -> dict:
             fast.get("states_committed", 0)
             + full.get("states_committed", 0)
             + crowd["states_checked"]
+            + writers["states_checked"]
             + sum(k["states_checked"] for k in kills)
             + sum(len(o["committed_states"]) for o in outages)
         ),
         "losses_found": sum(k["lost"] + k["incomplete"] for k in kills)
         + crowd["missing"]
+        + writers["missing"]
         + outage_losses,
-        "crossed_states": crowd["crossed"],
+        "crossed_states": crowd["crossed"] + writers["crossed"],
+        "writer_requests_committed": writers["committed"],
+        "writers_refused_busy": writers["busy_refusals"],
+        "writers_stuck": writers["stuck"],
+        "writer_ids_repeated_or_skipped": writers["repeated_ids"] + writers["gaps"],
         "duplicated_states": crowd["duplicated"],
         "rejections_explained": fast.get("rejections_told", 0) + full.get("rejections_told", 0),
         **_edge_totals(report.get("edges")),
@@ -114,6 +122,20 @@ def _edge_totals(edges: dict | None) -> dict:
     help="Rounds of SIGKILL during commits on a spare server.",
 )
 @click.option(
+    "--writers",
+    type=click.IntRange(1, 50),
+    default=4,
+    show_default=True,
+    help="Concurrent writers on ONE namespace, each with its own connection.",
+)
+@click.option(
+    "--writer-requests",
+    type=click.IntRange(1),
+    default=10,
+    show_default=True,
+    help="Requests per concurrent writer.",
+)
+@click.option(
     "--edge-rounds",
     type=click.IntRange(0),
     default=1,
@@ -135,12 +157,13 @@ def _edge_totals(edges: dict | None) -> dict:
     help="Folder for faults.json.",
 )
 @fails_cleanly
-def faults(cases: int, full_cases: int, agents: int, requests: int, kills: int,
-           edge_rounds: int, seed: int, spare: bool, out: Path) -> None:  # fmt: skip
-    """Inject faults and load: fuzzed model output, concurrent agents, hostile tools and
-    replies, states forgotten before a commit, a process killed at its final commit, Neo4j
-    killed during commits and stopped mid-request. Writes --out/faults.json; exits 1 when
-    anything was lost, crossed or left unexplained.
+def faults(cases: int, full_cases: int, agents: int, requests: int, kills: int, writers: int,
+           writer_requests: int, edge_rounds: int, seed: int, spare: bool,
+           out: Path) -> None:  # fmt: skip
+    """Inject faults and load: fuzzed model output, concurrent agents, writers competing for
+    one namespace, hostile tools and replies, states forgotten before a commit, a process
+    killed at its final commit, Neo4j killed during commits and stopped mid-request. Writes
+    --out/faults.json; exits 1 when anything was lost, crossed or left unexplained.
 
     \b
     Example:
@@ -153,7 +176,8 @@ def faults(cases: int, full_cases: int, agents: int, requests: int, kills: int,
 
     began = time.monotonic()
     report: dict = {"options": {"cases": cases, "full_cases": full_cases, "agents": agents,
-                                "requests": requests, "kills": kills, "edge_rounds": edge_rounds,
+                                "requests": requests, "kills": kills, "writers": writers,
+                                "writer_requests": writer_requests, "edge_rounds": edge_rounds,
                                 "seed": seed}}  # fmt: skip
     click.echo(f"Fuzzing {cases:,} requests through the step logic...")
     report["fuzz"] = fault_runs.fuzz(cases, seed, say=click.echo)
@@ -169,6 +193,8 @@ def faults(cases: int, full_cases: int, agents: int, requests: int, kills: int,
             click.echo(f"Edge cases x {edge_rounds}: hostile tools and replies, dangling "
                        "references, a crash at the final commit...")  # fmt: skip
             report["edges"] = edges(store, settings, edge_rounds)
+    click.echo(f"{writers} writers x {writer_requests} requests on one namespace...")
+    report["writers"] = fault_runs.writers(settings, writers, writer_requests)
     if spare:
         click.echo(f"{kills} SIGKILL rounds and two outages on a spare Neo4j...")
         report["spare"] = fault_runs.spare_faults(kills, click.echo)

@@ -8,7 +8,9 @@ from flowstate.cli.demo_command import demo
 from flowstate.cli.memory_commands import COMMANDS
 from flowstate.cli.neo4j_commands import neo4j
 from flowstate.cli.plugins import plugin_commands
+from flowstate.cli.request_commands import COMMANDS as REQUEST_COMMANDS
 from flowstate.cli.safety_commands import COMMANDS as SAFETY_COMMANDS
+from flowstate.cli.show_command import show
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -23,5 +25,13 @@ def main() -> None:
     """
 
 
-for command in [demo, *COMMANDS, *SAFETY_COMMANDS, neo4j, *plugin_commands()]:
+for command in [
+    demo,
+    *REQUEST_COMMANDS,
+    show,
+    *COMMANDS,
+    *SAFETY_COMMANDS,
+    neo4j,
+    *plugin_commands(),
+]:
     main.add_command(command)

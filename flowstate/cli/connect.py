@@ -25,15 +25,35 @@ def namespace_option(fn):  # noqa: ANN001, ANN201
     )(fn)
 
 
-def open_memory(namespace: str, *, read_only: bool = False) -> FlowState:
-    """Connect to the configured (or managed local) Neo4j; apply FLOWSTATE_RETENTION if set."""
+def open_memory(namespace: str, *, read_only: bool = False, retention: bool = True) -> FlowState:
+    """Connect to the configured (or managed local) Neo4j. A writable namespace gets
+    FLOWSTATE_RETENTION applied first (unless `retention=False`), and what it expired is said
+    on stderr; read-only commands neither read nor apply it."""
     check_namespace(namespace)  # before a local server may be started for nothing
-    memory = MemorySettings()
-    policy = RetentionPolicy.parse(memory.retention) if memory.retention else None
+    policy = None
+    if not read_only and retention:
+        text = MemorySettings().retention
+        policy = RetentionPolicy.parse(text, RETENTION_VARIABLE) if text else None
     settings = resolve_database(Neo4jSettings(), LocalServerSettings(), _say)
-    return FlowState.connect(
-        settings=settings, namespace=namespace, read_only=read_only, retention=policy
-    )
+    fs = FlowState.connect(settings=settings, namespace=namespace, read_only=read_only)
+    if policy is not None:
+        try:
+            expired = fs.apply_retention(policy)
+        except BaseException:
+            fs.close()
+            raise
+        said = expired_text(expired)
+        if said:
+            _say(f"{RETENTION_VARIABLE} ({policy.describe()}): expired {said}.")
+    return fs
+
+
+RETENTION_VARIABLE = "FLOWSTATE_RETENTION"
+
+
+def expired_text(counts: dict[str, dict[str, int]]) -> str:
+    """`3 observation nodes, 1 environment nodes` for the kinds that lost anything."""
+    return ", ".join(f"{c['nodes']} {kind} nodes" for kind, c in counts.items() if c["nodes"])
 
 
 def redactor() -> PatternRedactor | None:

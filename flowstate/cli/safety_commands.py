@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from flowstate.cli.common import emit, fails_cleanly
-from flowstate.cli.connect import namespace_option, open_memory
+from flowstate.cli.common import confirm, emit, fails_cleanly
+from flowstate.cli.connect import RETENTION_VARIABLE, namespace_option, open_memory
 from flowstate.errors import UsageError
 from flowstate.models import ids
 from flowstate.models.views import Provenance
@@ -99,28 +99,37 @@ def retention() -> None:
 @namespace_option
 @click.option(
     "--policy",
-    envvar="FLOWSTATE_RETENTION",
+    envvar=RETENTION_VARIABLE,
     required=True,
-    help='JSON: kind -> days or null, kinds: the five categories and "observation".',
+    help='JSON: kind -> days (0 to 36500) or null, kinds: the five categories and "observation".',
 )
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+@click.pass_context
 @fails_cleanly
-def apply(namespace: str, policy: str, as_json: bool) -> None:
+def apply(ctx: click.Context, namespace: str, policy: str, yes: bool, as_json: bool) -> None:
     """Expire now what the policy no longer keeps, and print what was deleted.
+
+    Shows how many records would go and asks first, unless --yes.
 
     \b
     Example:
-      flowstate retention apply -N demo --policy '{"observation": 0}'
+      flowstate retention apply -N demo --policy '{"observation": 0}' --yes
     """
-    parsed = RetentionPolicy.parse(policy)
-    with open_memory(namespace) as fs:
+    from_env = ctx.get_parameter_source("policy") is click.core.ParameterSource.ENVIRONMENT
+    parsed = RetentionPolicy.parse(policy, RETENTION_VARIABLE if from_env else "--policy")
+    with open_memory(namespace, retention=False) as fs:
+        doomed = {k: n for k, n in fs.repository.expiring(parsed.cutoffs()).items() if n}
+        if not doomed:
+            emit({}, as_json, f"Policy: {parsed.describe()}\nnothing to expire")
+            return
+        if not yes:
+            listed = ", ".join(f"{n} {kind}" for kind, n in doomed.items())
+            confirm(f"Expire {listed} of {namespace!r}? This cannot be undone")
         counts = fs.apply_retention(parsed)
-    human = (
-        "\n".join(
-            f"{kind}: {c['nodes']} nodes, {c['relationships']} relationships deleted"
-            for kind, c in counts.items()
-        )
-        or "nothing to expire"
+    human = "\n".join(
+        f"{kind}: {c['nodes']} nodes, {c['relationships']} relationships deleted"
+        for kind, c in counts.items()
     )
     emit(counts, as_json, f"Policy: {parsed.describe()}\n{human}")
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from flowstate.engine.commit import bundle_of, past_references, without_dangling
 from flowstate.engine.index import HistoricalIndex, RenderedIndex
+from flowstate.engine.lease import WriterLease
 from flowstate.engine.prompt import messages as build_messages
 from flowstate.engine.step import AgentConfig, StepLogic, StepVerdict
 from flowstate.engine.tools import Tool
@@ -35,6 +36,7 @@ from flowstate.models.records import (
 )
 from flowstate.models.step import StepOutput
 from flowstate.safety.redaction import Redactor, redact_active, redact_bundle
+from flowstate.store.namespace_node import writer_id
 from flowstate.store.repository import Repository
 
 __all__ = ["Agent", "AgentConfig", "RunResult"]
@@ -97,9 +99,10 @@ class Agent:
         self.model = model
         self.config = config or AgentConfig()
         self.logic = StepLogic(list(tools), self.config, approve)
-        self.index = index or HistoricalIndex.load(
-            repo, self.config.index_budget_tokens, getattr(model, "model", None)
-        )
+        # One writer per namespace: this agent's name in the lease (host:pid:tag).
+        self.writer = writer_id()
+        self._stamp = repo.stamp()  # read before loading: a later forget is never missed
+        self.index = index or self._load_index()
         self._last_seq = max((r.seq for r in self.index.requests), default=0)
 
     # -- public ----------------------------------------------------------------------------
@@ -112,12 +115,21 @@ class Agent:
                 f"tool(s) {', '.join(asynchronous)} are async (async def): "
                 "use `await agent.arun(...)`"
             )
-        active = self._begin(text)
-        return self._drive(active)
+        with self._lease():
+            active = self._begin(text)
+            return self._drive(active)
 
     async def arun(self, text: str) -> RunResult:
         """`run` for asyncio: the model call and async tools are awaited; database calls and
         sync tools run in a thread."""
+        lease = self._lease()
+        await asyncio.to_thread(lease.__enter__)
+        try:
+            return await self._arun(text)
+        finally:
+            await asyncio.to_thread(lease.__exit__, None, None, None)
+
+    async def _arun(self, text: str) -> RunResult:
         active = await asyncio.to_thread(self._begin, text)
         return await self._adrive(active)
 
@@ -128,19 +140,26 @@ class Agent:
 
     def resume(self) -> RunResult:
         """Continue an interrupted request from its last saved step."""
-        return self._drive(self._resumable())
+        with self._lease():
+            return self._drive(self._resumable())
 
     async def aresume(self) -> RunResult:
         """`resume` for asyncio, as `arun` runs a request."""
-        return await self._adrive(await asyncio.to_thread(self._resumable))
+        lease = self._lease()
+        await asyncio.to_thread(lease.__enter__)
+        try:
+            return await self._adrive(await asyncio.to_thread(self._resumable))
+        finally:
+            await asyncio.to_thread(lease.__exit__, None, None, None)
 
     def discard(self) -> str | None:
         """Drop an interrupted request; nothing of it was committed. Returns its id."""
-        draft = self.repo.load_draft()
-        if draft is None:
-            return None
-        self.repo.discard_draft(draft[0])
-        return draft[0]
+        with self._lease():  # never from under a request that another process is running
+            draft = self.repo.load_draft()
+            if draft is None:
+                return None
+            self.repo.discard_draft(draft[0])
+            return draft[0]
 
     # -- driver ----------------------------------------------------------------------------
 
@@ -163,7 +182,7 @@ class Agent:
                 "resume() or discard() it first"
             )
         self._refresh_index()
-        seq = self.repo.next_request_seq()
+        seq = self.repo.allocate_request_seq()  # never handed out again, even if forgotten
         active = ActiveState(
             namespace=self.repo.namespace, request_id=ids.request_id(seq), seq=seq, text=text
         )
@@ -268,7 +287,12 @@ class Agent:
 
     def _save_draft(self, active: ActiveState) -> None:
         stored = redact_active(active, self.redact) if self.redact else active
-        self.repo.save_draft(active.request_id, stored.model_dump_json())
+        self.repo.save_draft(
+            active.request_id,
+            stored.model_dump_json(),
+            owner=self.writer,
+            lease_s=self.config.lease_seconds,
+        )
 
     def _reveal(self, active: ActiveState) -> None:
         asked = active.pending_access
@@ -339,7 +363,8 @@ class Agent:
         rest. Each retry has fewer references, so this ends; it never loops over resume()."""
         while True:
             try:
-                self.repo.commit(bundle)  # one transaction; it also deletes the draft
+                # One transaction; it also deletes the draft. Only while this agent holds the lease.
+                self.repo.commit(bundle, owner=self.writer, lease_s=self.config.lease_seconds)
                 return bundle
             except NotFoundError:
                 gone = self._forgotten(past_references(bundle))
@@ -360,8 +385,23 @@ class Agent:
         except NotFoundError:
             return None
 
+    def _lease(self) -> WriterLease:
+        return WriterLease(self.repo, self.config.lease_seconds, self.writer)
+
+    def _load_index(self) -> HistoricalIndex:
+        return HistoricalIndex.load(
+            self.repo, self.config.index_budget_tokens, getattr(self.model, "model", None)
+        )
+
     def _refresh_index(self, relations: Iterable[Relation] = ()) -> None:
-        """Append requests committed since the last look (ours or another process's)."""
+        """Append requests committed since the last look (ours or another process's); rebuild
+        the index when something was forgotten or expired meanwhile (the stamp changed)."""
+        stamp = self.repo.stamp()
+        if stamp != self._stamp:
+            self._stamp = stamp
+            self.index = self._load_index()
+            self._last_seq = max((r.seq for r in self.index.requests), default=0)
+            return
         new = self.repo.index(from_seq=self._last_seq + 1)
         rels = list(relations)
         for entry in new:

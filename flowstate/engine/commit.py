@@ -65,7 +65,11 @@ def bundle_of(
 
 def _still_cited(decision: ActionDecision, active: ActiveState) -> ActionDecision:
     """A decision may cite an own state removed later in the request: keep the record honest."""
-    alive = {s.id for s in active.states.values()} | set(active.revealed)
+    # Only this request's own states: a past state forgotten meanwhile (and scrubbed from
+    # the draft) is left to the commit, which drops it and records why.
+    own = {s.id for s in active.states.values()}
+    mine = f"{active.request_id}."
+    alive = own | {c for c in decision.cites if not c.startswith(mine)}
     gone = [c for c in decision.cites if c not in alive]
     if not gone:
         return decision

@@ -3,9 +3,9 @@
 Per past request: its id and summary, then one line per state (id, category, summary).
 When the whole index would exceed the budget, the oldest requests collapse to a single line
 (id, summary, number of states); accessing a collapsed request id lists its states. When even
-the one-line requests exceed it, the oldest of them fold into one range line ("r1-r1800: 1800
-older requests"), whose ids can still be accessed. Nothing is dropped silently: every past
-request is either shown or named by a range, with how to open it.
+the one-line requests exceed it, the oldest of them (at small budgets all of them) fold into
+one range line ("r1-r1800: 1800 older requests"), whose ids can still be accessed. Nothing is
+dropped silently: every past request is either shown or named by a range, with how to open it.
 """
 
 from __future__ import annotations
@@ -159,16 +159,18 @@ class HistoricalIndex:
             estimate -= full - short
             collapsed.add(req.id)
         range_cost = count_tokens(_folded_line(order[:1]), self.model) + 4 if order else 0
-        while estimate > self.budget and folded < len(order) - 1:
+        # Even the newest request may fold (long summaries, a small budget): the budget holds,
+        # and the range line still names every request, so each can be opened.
+        while estimate > self.budget and folded < len(order):
             estimate -= self._cost[order[folded].id][1] + 1
             folded += 1
             if folded == 1:
                 estimate += range_cost
         text, tokens = self._text(order, collapsed, folded)
-        while tokens > self.budget and folded < len(order) - 1:
+        while tokens > self.budget and folded < len(order):
             grow = max(1, len(order) // 50)  # the estimate was a little low: fold a bit more
             collapsed.update(r.id for r in order)
-            folded = min(len(order) - 1, folded + grow)
+            folded = min(len(order), folded + grow)
             text, tokens = self._text(order, collapsed, folded)
         collapsed.update(r.id for r in order[:folded])
         shown = [s for r in order if r.id not in collapsed for s in r.states]

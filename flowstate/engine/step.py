@@ -40,6 +40,8 @@ class AgentConfig(BaseModel):
     max_malformed: int = Field(3, ge=1, description="unusable outputs in a row before failing")
     index_budget_tokens: int = Field(2_000, ge=50)
     recent_observations: int = Field(3, ge=0)
+    # How long the namespace's writer lease lasts unless renewed (it is, while a request runs).
+    lease_seconds: int = Field(60, ge=5, le=86_400)
     limits: Limits = Limits()
 
 

@@ -16,7 +16,7 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
-from flowstate.errors import ModelError
+from flowstate.errors import ModelError, UsageError
 from flowstate.llm.parsing import parse_step
 from flowstate.models.records import Usage
 from flowstate.tokens import count_messages, count_tokens
@@ -212,9 +212,62 @@ def with_json_instruction(messages: list[Message], schema: type[BaseModel]) -> l
     return [{"role": "system", "content": instruction}, *messages]
 
 
-def is_transient(error: Exception) -> bool:
-    """Worth retrying: rate limits, timeouts, connection failures, server errors."""
+def check_model(model: str) -> None:
+    """Raise UsageError unless litellm can tell `model`'s provider (before any draft is written).
+
+    >>> check_model("gpt-4o-mini")              # doctest: +SKIP
+    >>> check_model("gtp-4o")                   # doctest: +SKIP
+    Traceback (most recent call last):
+    UsageError: unknown model 'gtp-4o': litellm cannot tell its provider ...
+    """
     from flowstate.llm._litellm import litellm
+
+    if model.startswith("flowstate-scripted/"):
+        from flowstate.llm._provider import install
+
+        install()  # scripted models answer through the custom provider
+    try:
+        litellm.get_llm_provider(model=model)
+    except Exception as e:
+        raise UsageError(
+            f"unknown model {model!r}: litellm cannot tell its provider; use a litellm model "
+            "name such as gpt-4o-mini or anthropic/claude-3-5-haiku-latest"
+        ) from e
+
+
+# Provider messages that mean the call can never work as configured: retrying only delays the
+# error (litellm reports a missing OpenAI key as an InternalServerError, for instance).
+_CONFIGURATION = re.compile(
+    r"missing credentials|api[_ ]?key|authenticat|unauthori[sz]ed|permission denied|"
+    r"llm provider not provided|model.{0,40}(?:not found|does not exist)|invalid model",
+    re.IGNORECASE,
+)
+
+
+def is_configuration_error(error: Exception) -> bool:
+    """A failure no retry can fix: bad or missing credentials, unknown model or provider."""
+    from flowstate.llm._litellm import litellm
+
+    permanent = (
+        litellm.AuthenticationError,
+        litellm.PermissionDeniedError,
+        litellm.NotFoundError,
+    )
+    if isinstance(error, permanent):
+        return True
+    status = getattr(error, "status_code", None)
+    if status in (401, 403, 404):
+        return True
+    return bool(_CONFIGURATION.search(str(getattr(error, "message", None) or error)))
+
+
+def is_transient(error: Exception) -> bool:
+    """Worth retrying: rate limits, timeouts, connection failures, server errors; never a
+    configuration error, whatever class the provider reported it as."""
+    from flowstate.llm._litellm import litellm
+
+    if is_configuration_error(error):
+        return False
 
     transient = (
         litellm.RateLimitError,

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from flowstate.errors import UsageError
 from flowstate.models.records import utcnow
@@ -23,25 +23,41 @@ if TYPE_CHECKING:
     from flowstate.store import Repository
 
 Kind = Category | Literal["observation"]
+MAX_DAYS = 36_500  # a hundred years; longer is "forever", which null already says
+Days = Annotated[StrictInt, Field(ge=0, le=MAX_DAYS)]
 
 
 class RetentionPolicy(BaseModel):
+    """Days to keep each kind: 0 to 36,500 (0 expires everything of that kind at once), or
+    null for forever. Negative, fractional or larger numbers are refused."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    days: dict[Kind, int | None] = Field(default_factory=dict)
+    days: dict[Kind, Days | None] = Field(default_factory=dict)
 
     @classmethod
-    def parse(cls, text: str) -> RetentionPolicy:
-        """From JSON like `{"observation": 30, "preference": null}`; a clear error otherwise."""
+    def parse(cls, text: str, source: str = "retention policy") -> RetentionPolicy:
+        """From JSON like `{"observation": 30, "preference": null}`; a clear error otherwise,
+        naming `source` (e.g. the FLOWSTATE_RETENTION variable it came from)."""
+        kinds = ", ".join([*(c.value for c in Category), "observation"])
+        expected = (
+            f"expected a JSON object mapping {kinds} to a whole number of days from 0 to "
+            f"{MAX_DAYS} (or null for forever)"
+        )
         try:
             data = json.loads(text)
+        except ValueError as e:
+            raise UsageError(f"{source}: {text[:80]!r} is not JSON; {expected}") from e
+        if not isinstance(data, dict):
+            raise UsageError(f"{source}: {text[:80]!r} is not a JSON object; {expected}")
+        try:
             return cls(days=data)
-        except (ValueError, ValidationError) as e:
-            kinds = ", ".join([*(c.value for c in Category), "observation"])
-            raise UsageError(
-                f"invalid retention policy {text[:80]!r}: expected a JSON object mapping "
-                f"{kinds} to a number of days (or null for forever)"
-            ) from e
+        except ValidationError as e:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc'][1:2]) or 'policy'}: {err['msg']}"
+                for err in e.errors()[:3]
+            )
+            raise UsageError(f"{source}: invalid {text[:80]!r} ({problems}); {expected}") from e
 
     def cutoffs(self, now: datetime | None = None) -> dict[Kind, datetime]:
         """What to expire: for each limited kind, records created before this instant."""

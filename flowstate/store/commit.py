@@ -21,6 +21,7 @@ def write_bundle(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
     request = bundle.request
     rid = request.id
     scope = {"namespace": namespace, "request_id": rid}
+    tx.run(Q.RECORD_REQUEST_SEQ, {"namespace": namespace, "seq": request.seq})
     [row] = tx.run(Q.COMMIT_REQUEST, {"namespace": namespace, "request": to_props(request)})
     if row["later"]:
         raise ValidationFailed(

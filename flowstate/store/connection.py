@@ -197,3 +197,5 @@ def _mapped_errors(settings: Neo4jSettings) -> Iterator[None]:
         raise StoreError(f"Neo4j at {uri} (database {db!r}) failed: {e.code}: {e.message}") from e
     except neo.DriverError as e:
         raise StoreError(f"the Neo4j driver failed talking to {uri}: {e}") from e
+    except OverflowError as e:  # the driver packs only 64-bit integers
+        raise ValidationFailed(f"a value does not fit Neo4j's 64-bit integers: {e}") from e

@@ -102,13 +102,25 @@ def parse_lines(lines: Iterable[str], namespace: str) -> list[RequestBundle]:
     return [_bundle(p) for p in sorted(requests.values(), key=lambda p: p.request.seq)]
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
 def _parse_line(number: int, text: str, namespace: str) -> tuple[str, BaseModel]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise ValidationFailed(f"line {number}: not JSON ({e.msg} at column {e.colno})") from e
+    except RecursionError as e:
+        raise ValidationFailed(f"line {number}: nested too deeply to be a FlowState record") from e
     if not isinstance(data, dict):
         raise ValidationFailed(f"line {number}: expected a JSON object")
+    for name, value in data.items():
+        # Neo4j stores 64-bit integers; a larger one would fail deep in the driver.
+        if isinstance(value, int) and not _INT64_MIN <= value <= _INT64_MAX:
+            raise ValidationFailed(
+                f"line {number}: {shown(name)} = {str(value)[:40]} is beyond Neo4j's 64-bit "
+                "integers"
+            )
     kind = data.pop("kind", None)
     if kind not in _RECORDS:
         raise ValidationFailed(

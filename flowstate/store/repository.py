@@ -13,16 +13,14 @@ namespace is simply not found, and error messages name only what the caller pass
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
-from typing import Literal, TypeVar
+from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
-from flowstate.errors import NotFoundError, ReadOnlyError, ValidationFailed
+from flowstate.errors import ValidationFailed
 from flowstate.models import (
     EVIDENCE,
     ActionDecision,
-    Category,
     Evidence,
     IndexRequest,
     IndexState,
@@ -38,12 +36,11 @@ from flowstate.models import (
 )
 from flowstate.models.views import Edge, Provenance
 from flowstate.store import export
+from flowstate.store.base import GraphCounts
 from flowstate.store.catalog import Q
 from flowstate.store.codec import (
     Record,
     check_id,
-    check_namespace,
-    check_text,
     from_props,
     kind_of,
     revalidate,
@@ -51,7 +48,12 @@ from flowstate.store.codec import (
     unique,
 )
 from flowstate.store.commit import write_bundle
-from flowstate.store.connection import Changes, Row, Store, Tx
+from flowstate.store.connection import Row, Tx
+from flowstate.store.forgetting import Forgetting
+from flowstate.store.namespace_node import (
+    DEFAULT_LEASE_S,
+    hold,
+)
 
 R = TypeVar("R", bound=BaseModel)
 _NO_END = 2**62  # "up to the latest request" for index_generation's $to_seq
@@ -66,35 +68,14 @@ _MODELS: dict[str, type[Record]] = {
 }
 
 
-class GraphCounts(BaseModel):
-    """How many nodes and relationships were counted, created or deleted."""
-
-    model_config = ConfigDict(frozen=True)
-
-    nodes: int
-    relationships: int
-
-
-class Repository:
+class Repository(Forgetting):
     """Reads and writes of one namespace; `read_only=True` refuses every write."""
-
-    def __init__(self, store: Store, namespace: str, *, read_only: bool = False) -> None:
-        self._store = store
-        self._namespace = check_namespace(namespace)
-        self._read_only = read_only
-
-    @property
-    def namespace(self) -> str:
-        return self._namespace
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
 
     # --- reads ------------------------------------------------------------------------------
 
     def next_request_seq(self) -> int:
-        """The seq the next request gets: one past the highest committed."""
+        """The seq the next request would get: one past the highest ever handed out (ids are
+        never reused, even after a forget) or committed."""
         return self._read(Q.NEXT_REQUEST_SEQ)[0]["seq"]
 
     def index(self, from_seq: int = 1, to_seq: int | None = None) -> list[IndexRequest]:
@@ -213,8 +194,13 @@ class Repository:
 
     # --- writes -----------------------------------------------------------------------------
 
-    def commit(self, bundle: RequestBundle) -> None:
-        """Write one finished request in one transaction, replacing its draft; all or nothing."""
+    def commit(
+        self, bundle: RequestBundle, *, owner: str | None = None, lease_s: int = DEFAULT_LEASE_S
+    ) -> None:
+        """Write one finished request in one transaction, replacing its draft; all or nothing.
+
+        With `owner`, the commit happens only while `owner` holds the writer lease.
+        """
         self._writable("commit")
         bundle = revalidate(bundle)
         if bundle.request.namespace != self._namespace:
@@ -222,60 +208,13 @@ class Repository:
                 f"bundle of {bundle.request.id} belongs to namespace {bundle.request.namespace!r}, "
                 f"not {self._namespace!r}"
             )
-        self._store.transaction(lambda tx: write_bundle(tx, self._namespace, bundle))
 
-    def save_draft(self, request_id: str, payload: str) -> None:
-        """Upsert the in-flight request's serialized active state (opaque JSON text)."""
-        self._writable("save a draft")
-        check_id("request", request_id)
-        if not isinstance(payload, str):
-            raise ValidationFailed("a draft payload must be a JSON string")
-        check_text(request_id, "draft payload", payload)
-        self._write(Q.SAVE_DRAFT, request_id=request_id, payload=payload)
+        def work(tx: Tx) -> None:
+            if owner is not None:
+                hold(tx, self._namespace, owner, lease_s)
+            write_bundle(tx, self._namespace, bundle)
 
-    def discard_draft(self, request_id: str) -> bool:
-        """Drop a request's draft; False when there was none."""
-        self._writable("discard a draft")
-        rows, _ = self._write(Q.DISCARD_DRAFT, request_id=check_id("request", request_id))
-        return rows[0]["deleted"] > 0
-
-    def forget_request(self, request_id: str) -> GraphCounts:
-        """Delete a request with its states, observations and relationships; re-link NEXT."""
-        self._writable("forget")
-        return self._forget(Q.FORGET_REQUEST, check_id("request", request_id))
-
-    def forget_state(self, state_id: str) -> GraphCounts:
-        """Delete one state and all its relationships."""
-        self._writable("forget")
-        return self._forget(Q.FORGET_STATE, check_id("state", state_id))
-
-    def forget_namespace(self) -> GraphCounts:
-        """Delete everything the namespace holds, drafts included."""
-        self._writable("forget")
-        changes = self._store.write_batched(Q.FORGET_NAMESPACE, {"namespace": self._namespace})
-        return GraphCounts(nodes=changes.nodes_deleted, relationships=changes.relationships_deleted)
-
-    def expire(self, kind: Category | Literal["observation"], before: datetime) -> GraphCounts:
-        """Retention: delete the namespace's states of one category (or its observations)
-        created before `before`, with all their relationships; returns what was deleted.
-
-            repo.expire(Category.ENVIRONMENT, now - timedelta(days=90))
-            repo.expire("observation", now - timedelta(days=30))
-        """
-        self._writable("expire")
-        if not isinstance(before, datetime) or before.utcoffset() is None:
-            # A naive datetime would compare as null in Cypher and silently expire nothing.
-            raise ValidationFailed(f"expire needs a timezone-aware datetime, not {shown(before)}")
-        if kind == "observation":
-            _, changes = self._write(Q.EXPIRE_OBSERVATIONS, before=before)
-        else:
-            try:
-                category = Category(kind)
-            except ValueError:
-                kinds = ", ".join([*(c.value for c in Category), "observation"])
-                raise ValidationFailed(f"cannot expire {shown(kind)}: use one of {kinds}") from None
-            _, changes = self._write(Q.EXPIRE_STATES, category=category.value, before=before)
-        return GraphCounts(nodes=changes.nodes_deleted, relationships=changes.relationships_deleted)
+        self._store.transaction(work)
 
     def import_jsonl(self, lines: Iterable[str]) -> GraphCounts:
         """Load an export into this (empty) namespace in one transaction; returns what was created.
@@ -284,6 +223,8 @@ class Repository:
         """
         self._writable("import")
         bundles = export.parse_lines(lines, self._namespace)
+        if not bundles:
+            return GraphCounts(nodes=0, relationships=0)  # nothing to write, not even a counter
 
         def work(tx: Tx) -> GraphCounts:
             [row] = tx.run(Q.COUNT_NAMESPACE, {"namespace": self._namespace})
@@ -292,25 +233,25 @@ class Repository:
                     f"namespace {self._namespace!r} is not empty ({row['nodes']} nodes); "
                     "import into a new namespace"
                 )
+            [stamp] = tx.run(Q.NAMESPACE_STAMP, {"namespace": self._namespace})
+            handed_out = stamp["last_seq"] or 0
+            if bundles and min(b.request.seq for b in bundles) <= handed_out:
+                raise ValidationFailed(
+                    f"namespace {self._namespace!r} has handed out request ids up to "
+                    f"r{handed_out} before (ids are never reused); import into a new namespace"
+                )
+            tx.run(Q.TOUCH_NAMESPACE, {"namespace": self._namespace})  # live agents reload
+            counter = tx.changes.nodes_created  # the counter node is not memory
             for bundle in bundles:
                 write_bundle(tx, self._namespace, bundle)
             return GraphCounts(
-                nodes=tx.changes.nodes_created, relationships=tx.changes.relationships_created
+                nodes=tx.changes.nodes_created - counter,
+                relationships=tx.changes.relationships_created,
             )
 
         return self._store.transaction(work)
 
     # --- helpers ----------------------------------------------------------------------------
-
-    def _read(self, name: Q, **params: object) -> list[Row]:
-        return self._store.read(name, {"namespace": self._namespace, **params})
-
-    def _write(self, name: Q, **params: object) -> tuple[list[Row], Changes]:
-        return self._store.write(name, {"namespace": self._namespace, **params})
-
-    def _writable(self, action: str) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"cannot {action}: namespace {self._namespace!r} is open read-only")
 
     def _index(self, from_seq: int, to_seq: int) -> list[IndexRequest]:
         rows = self._read(Q.INDEX_GENERATION, from_seq=from_seq, to_seq=to_seq)
@@ -321,21 +262,11 @@ class Repository:
         assert isinstance(record, cls)
         return record
 
-    def _forget(self, name: Q, record_id: str) -> GraphCounts:
-        rows, changes = self._write(name, id=record_id)
-        if not rows[0]["forgotten"]:
-            raise self._not_found([record_id])
-        return GraphCounts(nodes=changes.nodes_deleted, relationships=changes.relationships_deleted)
-
     def _all_found(self, wanted: list[str], found: dict[str, object]) -> list[str]:
         missing = [i for i in wanted if i not in found]
         if missing:
             raise self._not_found(missing)
         return wanted
-
-    def _not_found(self, missing: list[str]) -> NotFoundError:
-        # Name only the caller's own ids; never hint whether they exist in another namespace.
-        return NotFoundError(f"not found in namespace {self._namespace!r}: {', '.join(missing)}")
 
 
 def _bundle(row: Row) -> RequestBundle:

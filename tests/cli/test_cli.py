@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 from flowstate.cli.app import main
 from flowstate.demo.scenario import EXPECTED_TOTAL_EUR
@@ -19,19 +19,6 @@ from flowstate.store import Repository, Store
 
 pytestmark = pytest.mark.neo4j
 README = Path(__file__).parents[2] / "README.md"
-
-
-@pytest.fixture
-def cli(neo4j_settings: Neo4jSettings, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
-    monkeypatch.setenv("FLOWSTATE_NEO4J_URI", neo4j_settings.uri)
-    if neo4j_settings.password:
-        monkeypatch.setenv("FLOWSTATE_NEO4J_PASSWORD", neo4j_settings.password.get_secret_value())
-    runner = CliRunner()
-
-    def invoke(*args: str, input: str | None = None) -> Result:
-        return runner.invoke(main, list(args), input=input, catch_exceptions=False)
-
-    return invoke
 
 
 @pytest.fixture
@@ -252,16 +239,18 @@ def test_why_prints_the_evidence_chain_with_validity(cli, demo_ns: str) -> None:
 
 
 def test_retention_apply_expires_and_counts(cli, demo_ns: str) -> None:  # noqa: ANN001
-    done = _json(
-        cli("retention", "apply", "-N", demo_ns, "--policy", '{"observation": 0}', "--json")
-    )
+    policy = ["--policy", '{"observation": 0}']
+    refused = cli("retention", "apply", "-N", demo_ns, *policy, input="n\n")
+    assert refused.exit_code == 1 and "Expire 4 observation of" in refused.output
+    assert cli("show", "r4.o1", "-N", demo_ns).exit_code == 0  # nothing expired yet
+    done = _json(cli("retention", "apply", "-N", demo_ns, *policy, "--yes", "--json"))
     assert done["observation"]["nodes"] == 4  # the cited results of r2, r4, r6 and r7
     shown = cli("show", "r4.o1", "-N", demo_ns)
     assert shown.exit_code == 2
-    again = cli("retention", "apply", "-N", demo_ns, "--policy", '{"observation": 0}')
-    assert "observation: 0 nodes" in again.stdout
+    again = cli("retention", "apply", "-N", demo_ns, *policy)
+    assert again.exit_code == 0 and "nothing to expire" in again.stdout
     bad = cli("retention", "apply", "-N", demo_ns, "--policy", "{nope")
-    assert bad.exit_code == 2 and "invalid retention policy" in bad.stderr
+    assert bad.exit_code == 2 and "--policy: '{nope' is not JSON" in bad.stderr
 
 
 def test_retention_from_the_environment_applies_on_open(

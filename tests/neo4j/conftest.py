@@ -81,13 +81,21 @@ class Raw:
         return [r.data() for r in result.records]
 
     def count(self, namespace: str) -> tuple[int, int]:
-        """Every node with that namespace property, whatever its label, and their edges."""
+        """Every node with that namespace property, whatever its label, and their edges; but
+        not the namespace's counter node (ids handed out, lease), which holds no memory: tests
+        of it look at it directly (`counter`)."""
         [row] = self.rows(
-            "MATCH (n) WHERE n.namespace = $ns "
+            "MATCH (n) WHERE n.namespace = $ns AND NOT n:Namespace "
             "OPTIONAL MATCH (n)-[r]-() RETURN count(DISTINCT n) AS n, count(DISTINCT r) AS r",
             ns=namespace,
         )
         return row["n"], row["r"]
+
+    def counter(self, namespace: str) -> list[dict[str, Any]]:
+        """The namespace's counter node, as properties (empty when it does not exist)."""
+        return self.rows(
+            "MATCH (m:Namespace {namespace: $ns}) RETURN properties(m) AS m", ns=namespace
+        )
 
 
 class Factory:

@@ -91,10 +91,10 @@ def fail_save(agent: Agent, nth: int) -> None:
     request's start; the second precedes its first tool call)."""
     real_save, saves = agent.repo.save_draft, []
 
-    def failing(request_id: str, payload: str) -> None:
+    def failing(request_id: str, payload: str, **lease: Any) -> None:
         saves.append(request_id)
         if len(saves) == nth:
             raise StoreUnavailable("Neo4j went away")
-        real_save(request_id, payload)
+        real_save(request_id, payload, **lease)
 
     agent.repo.save_draft = failing  # type: ignore[method-assign]

@@ -87,7 +87,8 @@ def test_an_interrupted_request_can_be_discarded(
     assert agent.discard() == "r1"
     assert repo.counts().nodes == 0
     result = agent.run("start over")
-    assert result.request_id == "r1" and [r.id for r in repo.history()] == ["r1"]
+    # r1 was handed out to the discarded request: ids are never handed out twice.
+    assert result.request_id == "r2" and [r.id for r in repo.history()] == ["r2"]
 
 
 def test_a_lost_commit_acknowledgement_is_not_committed_twice(
@@ -99,8 +100,8 @@ def test_a_lost_commit_acknowledgement_is_not_committed_twice(
     agent, model = h.agent([step([add("fact")], action=final("ok", "one fact"))])
     real_commit = agent.repo.commit
 
-    def commit_then_lose_the_ack(bundle):  # noqa: ANN001, ANN202
-        real_commit(bundle)
+    def commit_then_lose_the_ack(bundle, **lease):  # noqa: ANN001, ANN003, ANN202
+        real_commit(bundle, **lease)
         raise StoreUnavailable("the connection dropped while a commit was in flight")
 
     agent.repo.commit = commit_then_lose_the_ack  # type: ignore[method-assign]

@@ -137,11 +137,11 @@ def test_a_commit_cut_then_a_forget_resumes_without_a_loop_or_a_model_call(
     real_commit = agent.repo.commit
     attempts: list[int] = []
 
-    def cut_once(bundle):  # noqa: ANN001, ANN202
+    def cut_once(bundle, **lease):  # noqa: ANN001, ANN202
         attempts.append(1)
         if len(attempts) == 1:
             raise StoreUnavailable("Neo4j went away during the commit")
-        return real_commit(bundle)
+        return real_commit(bundle, **lease)
 
     agent.repo.commit = cut_once  # type: ignore[method-assign]
     with pytest.raises(StoreUnavailable):
@@ -165,7 +165,7 @@ def test_a_draft_reloaded_after_a_forget_commits_without_a_model_call(
     _seed(h)
     agent, model, _ = _booking_request(h, lambda: None)
 
-    def crash(bundle):  # noqa: ANN001, ANN202
+    def crash(bundle, **lease):  # noqa: ANN001, ANN202
         raise StoreUnavailable("the process is about to die")
 
     agent.repo.commit = crash  # type: ignore[method-assign]
@@ -210,8 +210,8 @@ def test_a_lost_acknowledgement_of_a_commit_that_dropped_still_reports_the_drops
     agent, model, _ = _booking_request(h, lambda: other.forget_state("r1.budget"))
     real_commit = agent.repo.commit
 
-    def commit_then_lose_the_ack(bundle):  # noqa: ANN001, ANN202
-        real_commit(bundle)  # NotFound first; the retry without r1.budget lands
+    def commit_then_lose_the_ack(bundle, **lease):  # noqa: ANN001, ANN202
+        real_commit(bundle, **lease)  # NotFound first; the retry without r1.budget lands
         raise StoreUnavailable("the acknowledgement was lost")
 
     agent.repo.commit = commit_then_lose_the_ack  # type: ignore[method-assign]

@@ -67,7 +67,7 @@ def test_a_card_in_tool_call_arguments_never_reaches_the_draft(
     agent.logic.approve = lambda _asked: True
     real_commit = agent.repo.commit
 
-    def cut(bundle):  # noqa: ANN001, ANN202
+    def cut(bundle, **lease):  # noqa: ANN001, ANN202
         seen.append(_raw_draft(raw, namespace))  # the draft holding how the request ended
         raise StoreUnavailable("the commit was cut")
 

@@ -38,3 +38,16 @@ def test_style_file_colours_every_label():
     others = ["Request", "Observation", "ActionDecision", "Draft"]
     for label in [c.label for c in Category] + others:
         assert re.search(rf"node\.{label} \{{[^}}]*color:[^}}]*caption:", grass), label
+
+
+def test_style_file_is_rules_only_and_captions_show_ids():
+    """Browser's grass parser takes no comments: a header comment made it drop the first rule
+    (`node`). Two states of the same key must not look identical, so captions show the id."""
+    grass = (cypher_dir() / "browser" / "flowstate.grass").read_text()
+    rule = r"\s*[A-Za-z][\w.]*\s*\{(?:'[^']*'|[^{}'])*\}\s*"  # braces only in quoted values
+    assert re.fullmatch(rf"({rule})+", grass)
+    assert "/*" not in grass and "//" not in grass
+    assert grass.lstrip().startswith("node {")
+    for label in ["State", *(c.label for c in Category)]:
+        found = re.search(rf"node\.{label} \{{((?:'[^']*'|[^{{}}'])*)\}}", grass)
+        assert found and "caption: '{id}'" in found.group(1), label

@@ -210,6 +210,7 @@ def test_hostile_reasons_and_arguments_are_stored_inert(repo, make, raw, text):
         ["Request"],
         ["Environment", "State"],
         ["ActionDecision"],
+        ["Namespace"],  # the namespace's counter node (no id, so last)
     ]
     # request, state, decision; PRODUCED x2, CITES
     assert raw.count(repo.namespace) == (3, 3)

@@ -47,6 +47,24 @@ def test_budget_holds_and_every_request_is_accounted_for(n: int) -> None:
         assert rid in rendered.collapsed or f"{rid}.fact_0" in rendered.state_ids
 
 
+def _long(n: int) -> list[IndexRequest]:
+    """Requests whose summaries are as long as summaries may be (300 characters)."""
+    words = "booked the riverside hotel near the old tram line for the whole group "
+    return [
+        IndexRequest(id=f"r{i}", seq=i, summary=(words * 10)[:300], states=[])
+        for i in range(1, n + 1)
+    ]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 8])
+@pytest.mark.parametrize("budget", [50, 60, 80, 100, 150, 200, 300, 400])
+def test_small_budgets_hold_even_with_the_longest_summaries(n: int, budget: int) -> None:
+    """Three such requests rendered 566 tokens whatever the budget from 50 to 400."""
+    rendered = HistoricalIndex(_long(n), budget_tokens=budget).render()
+    assert rendered.tokens <= budget, rendered.text
+    assert _named_requests(rendered.text) == {f"r{i}" for i in range(1, n + 1)}
+
+
 def test_oldest_collapse_first_then_fold_into_a_range() -> None:
     few = HistoricalIndex(_requests(12), budget_tokens=600).render()
     assert "r1" in few.collapsed and "r12" not in few.collapsed and few.folded is None

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import flowstate.llm.scripted
-from flowstate.errors import ModelError
+from flowstate.errors import ModelError, UsageError
 from flowstate.llm import (
     PROVIDER,
     Completion,
@@ -24,6 +24,7 @@ from flowstate.llm import (
     ScriptedModel,
 )
 from flowstate.llm._litellm import litellm
+from flowstate.llm.client import check_model
 from flowstate.models import AddOp, Category, FinalAnswer, StepOutput, ToolCall
 from flowstate.tokens import count_messages, count_tokens
 
@@ -136,7 +137,7 @@ def test_exhausted_script_is_a_clear_error_and_not_retried(spy: list[dict[str, A
 
 def test_unknown_script_name() -> None:
     ScriptedModel.sequence("known", [FINAL])
-    with pytest.raises(ModelError, match=r"no scripted model named 'ghost' \(registered: .*known"):
+    with pytest.raises(ModelError, match=r"no scripted model named 'ghost' \(registered: "):
         LiteLLMClient("flowstate-scripted/ghost", retry_backoff_s=0).complete(ASK, StepOutput)
 
 
@@ -220,6 +221,36 @@ def test_permanent_failures_are_not_retried(status: int, kind: str) -> None:
         model.client(retry_backoff_s=0).complete(ASK, StepOutput)
     assert str(info.value) == f"model 'flowstate-scripted/denied' refused the call: {kind}: no"
     assert model.remaining == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        (500, "OpenAIException - Missing credentials. Please set the OPENAI_API_KEY variable"),
+        (503, "Incorrect API key provided"),
+        (502, "The model `gpt-9` does not exist"),
+        (403, "forbidden"),
+        (404, "no such deployment"),
+    ],
+)
+def test_configuration_errors_are_not_retried_whatever_their_class(
+    status: int, message: str
+) -> None:
+    """A missing key comes back from litellm as an InternalServerError: retrying it only made
+    the user wait for the same error three times."""
+    model = ScriptedModel.sequence("unconfigured", [ScriptedFailure(status, message), FINAL])
+    with pytest.raises(ModelError, match="refused the call") as info:
+        model.client(retries=2, retry_backoff_s=0).complete(ASK, StepOutput)
+    assert message.split(" - ")[-1] in str(info.value)
+    assert model.remaining == 1  # asked once
+
+
+def test_a_model_name_litellm_cannot_place_is_a_usage_error() -> None:
+    check_model("gpt-4o-mini")
+    check_model("anthropic/claude-3-5-haiku-latest")
+    check_model("flowstate-scripted/anything")  # resolves; whether it is registered is later
+    with pytest.raises(UsageError, match=r"unknown model 'gtp-4o': litellm cannot tell"):
+        check_model("gtp-4o")
 
 
 def test_backoff_grows_and_is_capped() -> None:

@@ -16,6 +16,7 @@ pytestmark = pytest.mark.neo4j
 def test_faults_command_writes_the_counts(neo4j_settings, monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setenv("FLOWSTATE_NEO4J_URI", neo4j_settings.uri)  # never a surprise server
     args = ["--cases", "30", "--full-cases", "2", "--agents", "3", "--requests", "2"]
+    args += ["--writers", "3", "--writer-requests", "3"]
     done = CliRunner().invoke(faults, [*args, "--no-spare", "--out", str(tmp_path)])
     assert done.exit_code == 0, done.output
     report = json.loads((tmp_path / "faults.json").read_text())
@@ -32,4 +33,7 @@ def test_faults_command_writes_the_counts(neo4j_settings, monkeypatch, tmp_path:
     assert totals["requests_stuck_on_dangling"] == 0
     assert totals["crashes_at_final_commit"] == 1
     assert totals["model_calls_repeated_after_crash"] == 0
+    assert totals["writer_requests_committed"] == 9 and totals["writers_stuck"] == 0
+    assert totals["writer_ids_repeated_or_skipped"] == 0
+    assert report["writers"]["drafts_left"] == 0 and report["writers"]["lease_left"] is False
     assert "cases_tried" in done.output and "faults.json" in done.output

@@ -1,0 +1,13 @@
+// Which of the given state and observation ids still exist in the namespace (a draft is
+// scrubbed of the ones forgotten while its request ran).
+// $namespace: str; $state_ids, $observation_ids: lists of ids.
+CALL () {
+  MATCH (n:State {namespace: $namespace})
+  WHERE n.id IN $state_ids
+  RETURN n.id AS id
+  UNION ALL
+  MATCH (n:Observation {namespace: $namespace})
+  WHERE n.id IN $observation_ids
+  RETURN n.id AS id
+}
+RETURN collect(id) AS ids

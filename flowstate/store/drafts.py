@@ -1,0 +1,100 @@
+"""Keeping forgotten content out of drafts.
+
+A draft is the serialized Active State of an interrupted or running request. Past states and
+observations it opened are copied into it (`revealed`, `opened_observations`), and collapsed
+requests it listed keep their state lines (`opened_requests`). When those are forgotten or
+expired, the copies must go too, or the draft would keep what the user asked to delete:
+
+    >>> payload = '{"revealed": {"r1.a": {}, "r2.b": {}}, "pending_access": ["r1.a"]}'
+    >>> scrub(payload, lambda i: i == "r1.a")
+    '{"revealed": {"r2.b": {}}, "pending_access": []}'
+
+The payload is handled as plain JSON (not as an ActiveState), so a draft written by another
+version of FlowState is scrubbed as well as it can be, never refused.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+Gone = Callable[[str], bool]
+
+
+def of_request(request_id: str) -> Gone:
+    """Everything a forgotten request took with it: its own id and every `rN.` id."""
+    prefix = f"{request_id}."
+    return lambda i: i == request_id or i.startswith(prefix)
+
+
+def of_ids(gone_ids: set[str]) -> Gone:
+    return gone_ids.__contains__
+
+
+def copied_ids(payload: str) -> tuple[list[str], list[str]]:
+    """The past state ids and observation ids whose content the draft holds."""
+    data = _load(payload)
+    if data is None:
+        return [], []
+    states = set(_keys(data, "revealed"))
+    observations = set(_keys(data, "opened_observations"))
+    for lines in _dict(data, "opened_requests").values():
+        states.update(line["id"] for line in _list(lines) if isinstance(line.get("id"), str))
+    return sorted(states), sorted(observations)
+
+
+def scrub(payload: str, gone: Gone) -> str | None:
+    """The payload without what `gone` names; None when nothing in it was gone."""
+    data = _load(payload)
+    if data is None:
+        return None
+    changed = False
+    for field in ("revealed", "opened_observations"):
+        kept = {k: v for k, v in _dict(data, field).items() if not gone(k)}
+        if len(kept) != len(_dict(data, field)):
+            data[field], changed = kept, True
+    opened = _dict(data, "opened_requests")
+    listed: dict[str, Any] = {}
+    for rid, lines in opened.items():
+        if gone(rid):
+            continue
+        kept_lines = [x for x in _list(lines) if not gone(str(x.get("id", "")))]
+        listed[rid] = kept_lines
+        changed |= len(kept_lines) != len(_list(lines))
+    if len(listed) != len(opened):
+        changed = True
+    if opened:
+        data["opened_requests"] = listed
+    for rev in _dict(data, "revealed").values():  # relation ends that were forgotten
+        relations = rev.get("relations") if isinstance(rev, dict) else None
+        if isinstance(relations, list):
+            kept_rel = [r for r in relations if not gone(str(r.get("other", "")))]
+            if len(kept_rel) != len(relations):
+                rev["relations"], changed = kept_rel, True
+    access = data.get("pending_access")
+    if isinstance(access, list) and any(gone(str(i)) for i in access):
+        data["pending_access"] = [i for i in access if not gone(str(i))]
+        changed = True
+    return json.dumps(data, ensure_ascii=False, separators=(", ", ": ")) if changed else None
+
+
+def _load(payload: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _dict(data: dict[str, Any], field: str) -> dict[str, Any]:
+    value = data.get(field)
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[dict[str, Any]]:
+    return [x for x in value if isinstance(x, dict)] if isinstance(value, list) else []
+
+
+def _keys(data: dict[str, Any], field: str) -> list[str]:
+    return [k for k in _dict(data, field) if isinstance(k, str)]

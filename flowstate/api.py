@@ -16,6 +16,7 @@ from pydantic import SecretStr
 
 from flowstate.engine.agent import Agent, AgentConfig
 from flowstate.engine.index import HistoricalIndex, RenderedIndex
+from flowstate.engine.session import Session
 from flowstate.engine.step import Approval
 from flowstate.engine.tools import Tool
 from flowstate.errors import UsageError
@@ -103,6 +104,18 @@ class FlowState:
         client = _client(model, model_kwargs)
         tools = [t if isinstance(t, Tool) else Tool.from_function(t) for t in tools]
         return Agent(self.repository, client, tools, config, approve=approve, redact=redact)
+
+    def begin(
+        self,
+        text: str,
+        *,
+        config: AgentConfig | None = None,
+        approve: Callable[[Approval], Any] | None = None,
+        redact: Redactor[Any] | None = None,
+    ) -> Session:
+        """A request driven by another agent loop (the host's model emits the steps): see
+        `flowstate.engine.session`. Same rules, drafts and commit as `fs.agent(...).run`."""
+        return Session.start(self.repository, text, config=config, approve=approve, redact=redact)
 
     def index(self, budget_tokens: int | None = None, model: str | None = None) -> RenderedIndex:
         """The Historical State Index exactly as an agent's prompt would show it."""

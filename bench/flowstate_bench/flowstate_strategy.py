@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from flowstate.api import FlowState
+from flowstate.engine.driver import CallModel, RunTool, Start, StepDriver
 from flowstate.engine.index import RenderedIndex
-from flowstate.engine.prompt import messages as build_messages
+from flowstate.engine.prompt import Message
 from flowstate.engine.step import AgentConfig, StepLogic
 from flowstate.engine.tools import Tool
 from flowstate.llm.client import Completion
@@ -170,7 +171,6 @@ def without_psa(
         active.revealed = {
             r.state.id: _before(r, turn.seq) for r in every if _seq(r.state.id) < turn.seq
         }
-        first = _messages(active, empty, logic, config)
         call = {
             "action": {
                 "type": "tool",
@@ -178,18 +178,28 @@ def without_psa(
                 "arguments": {"ticket": turn.ticket},
             }
         }
-        step = Completion("", StepOutput.model_validate(call), Usage(calls=1))
-        logic.absorb(active, step, logic.visibility(active, empty))
-        logic.run_pending(active)
-        out.append(Prompted([first, _messages(active, empty, logic, config)]))
+        out.append(Prompted(_two_prompts(active, empty, logic, call)))
     return out
 
 
-def _messages(active: ActiveState, index: RenderedIndex, logic: StepLogic, config: AgentConfig):
-    return build_messages(
-        active, index, logic.tools.values(), config.limits, config.max_steps,
-        config.recent_observations,
-    )  # fmt: skip
+def _two_prompts(
+    active: ActiveState, index: RenderedIndex, logic: StepLogic, call: dict[str, Any]
+) -> list[list[Message]]:
+    """The engine's step driver run in memory up to its second model call: the prompts of
+    a step that reads the ticket and of the step that answers."""
+    driver = StepDriver(active, index, logic, start=Start.INFLIGHT)
+    prompts: list[list[Message]] = []
+    command = driver.start()
+    while len(prompts) < 2:
+        if isinstance(command, CallModel):
+            prompts.append(command.messages)
+            outcome: object = Completion("", StepOutput.model_validate(call), Usage(calls=1))
+        elif isinstance(command, RunTool):
+            outcome = command.tool.call(command.arguments)
+        else:  # drafts and progress: nothing to keep here
+            outcome = None
+        command = driver.send(outcome)
+    return prompts
 
 
 def _seq(any_id: str) -> int:

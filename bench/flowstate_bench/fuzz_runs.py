@@ -1,8 +1,9 @@
 """Fuzzed replies through the engine: the pure step logic per case, and whole requests on Neo4j.
 
-`fast_case` runs one request's replies through exactly what the agent runs between its I/O
-(parse, `StepLogic.absorb`, the tool call, the draft's JSON, `bundle_of`), with reveals served
-from the fixed world, and raises `FuzzFailure` when an invariant breaks. `full_case` runs the
+`fast_case` runs one request's replies through the agent's own step driver
+(`flowstate.engine.driver`), its I/O done in memory: reveals served from the fixed world,
+every draft checked to round-trip, the bundle checked whole; it raises `FuzzFailure` when an
+invariant breaks. `full_case` runs the
 same replies through a real agent on Neo4j and also requires the committed graph to equal
 what the fast path built: the rules do not depend on the I/O around them, and stored text
 comes back byte-equal.
@@ -12,15 +13,28 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from flowstate.api import FlowState
-from flowstate.engine.commit import bundle_of
+from flowstate.engine.driver import (
+    Approve,
+    CallModel,
+    CheckCommitted,
+    Commit,
+    Done,
+    FindMissing,
+    Progress,
+    Reveal,
+    Revealed,
+    RunTool,
+    SaveDraft,
+    Start,
+    StepDriver,
+)
 from flowstate.engine.step import AgentConfig, StepLogic
 from flowstate.llm.client import Completion
 from flowstate.llm.parsing import parse_step
 from flowstate.llm.scripted import Message, ScriptedModel, unregister
-from flowstate.models import Outcome, RequestBundle, StepOutput, Usage, ids
+from flowstate.models import Outcome, RequestBundle, StepOutput, Usage
 from flowstate.models.active import ActiveState
 from flowstate.models.records import LINE_BREAKS
 from flowstate.store import Repository, Store
@@ -57,34 +71,58 @@ def _approve(_asked: object) -> bool:
 
 
 def fast_case(replies: list[str], namespace: str = NAMESPACE) -> CaseStats:
-    """One request of `replies` (then a final answer) through the pure step logic."""
+    """One request of `replies` (then a final answer) through the real step driver, its I/O
+    served in memory: replies from the list, reveals from the fixed world, drafts checked to
+    round-trip, the commit checked for a whole bundle."""
     stats = CaseStats(replies=len(replies))
-    logic = StepLogic(world.tools(), config(len(replies)), _approve)
+    logic = StepLogic(world.tools(), config(len(replies)), has_approver=True)
     active = ActiveState(namespace=namespace, request_id=world.REQUEST_ID, seq=4, text=TEXT)
+    index = world.rendered_index()
+    driver = StepDriver(active, index, logic, start=Start.NEW)
+    queue = [*replies, _DONE]
     seen: set[str] = set()
-    verdict = None
-    for text in [*replies, _DONE]:
-        parsed = parse_step(text, StepOutput)
-        stats.unparsed += parsed.value is None
-        vis = logic.visibility(active, world.rendered_index())
-        seen |= vis.past_states
-        verdict = logic.absorb(active, Completion(text, parsed.value, Usage(), parsed.error), vis)
-        _check_told(active.rejections, parsed.error)
-        stats.rejections += len(active.rejections)
-        if verdict.done:
-            break
-        if active.pending_call is not None:  # the agent's _act: draft first, then the call
-            _check_draft(active)
-            logic.run_pending(active)
-            stats.tool_runs += 1
-        _reveal(active, namespace)
-        _check_draft(active)
-    assert verdict is not None and verdict.done
-    stats.answered = verdict.outcome is Outcome.ANSWERED
-    bundle = bundle_of(active, verdict.outcome, verdict.answer, verdict.summary, datetime.now(UTC))
-    _check_bundle(bundle, namespace, seen)
-    stats.states, stats.relations, stats.bundle = len(bundle.states), len(bundle.relations), bundle
+    command = driver.start()
+    while not isinstance(command, Done):
+        if isinstance(command, CallModel):
+            text = queue.pop(0) if queue else _DONE
+            parsed = parse_step(text, StepOutput)
+            stats.unparsed += parsed.value is None
+            seen |= logic.visibility(active, index).past_states
+            outcome: object = Completion(text, parsed.value, Usage(), parsed.error)
+            command = driver.send(outcome)
+            if isinstance(command, Done):
+                break
+            _check_told(active.rejections, parsed.error)
+            stats.rejections += len(active.rejections)
+            continue
+        command = driver.send(_perform(command, active, namespace, stats))
+    result = command.result
+    stats.answered = result.outcome is Outcome.ANSWERED
+    _check_bundle(command.bundle, namespace, seen)
+    stats.states, stats.relations = len(command.bundle.states), len(command.bundle.relations)
+    stats.bundle = command.bundle
     return stats
+
+
+def _perform(command: object, active: ActiveState, namespace: str, stats: CaseStats) -> object:
+    """What the agent's shell does for each command, in memory."""
+    if isinstance(command, SaveDraft):
+        _check_draft(command.payload, active)
+        return None
+    if isinstance(command, Approve):
+        return _approve(command.approval)
+    if isinstance(command, RunTool):
+        stats.tool_runs += 1
+        return command.tool.call(command.arguments)
+    if isinstance(command, Reveal):
+        return _reveal(command, namespace)
+    if isinstance(command, Commit | Progress):
+        return None
+    if isinstance(command, FindMissing):
+        return set()
+    if isinstance(command, CheckCommitted):
+        return False
+    raise FuzzFailure(f"the driver asked for an unknown command {command!r}")
 
 
 def _check_told(told: list[str], parse_error: str | None) -> None:
@@ -95,25 +133,29 @@ def _check_told(told: list[str], parse_error: str | None) -> None:
         raise FuzzFailure(f"empty rejection messages: {bad!r}")
 
 
-def _check_draft(active: ActiveState) -> None:
-    payload = active.model_dump_json()
+def _check_draft(payload: str, active: ActiveState) -> None:
     payload.encode("utf-8")  # what save_draft requires of the payload
     if ActiveState.model_validate_json(payload) != active:
         raise FuzzFailure("the draft does not round-trip to the same Active State")
 
 
-def _reveal(active: ActiveState, namespace: str) -> None:
-    """What Agent._reveal fetches from Neo4j, served from the fixed world."""
-    asked, active.pending_access = active.pending_access, []
-    for i in asked:
-        if i in world.PAST_STATE_IDS:
-            active.revealed[i] = world.revealed(namespace)[i]
-        elif ids.is_request_id(i):
-            active.opened_requests[i] = world.opened_request(namespace, i)
-        elif i in world.PAST_OBSERVATION_IDS:
-            active.opened_observations[i] = world.observation(namespace, i)
-        else:
-            raise FuzzFailure(f"access to {i!r} passed the rules but is not in the world")
+def _reveal(command: Reveal, namespace: str) -> Revealed:
+    """What the agent fetches from Neo4j, served from the fixed world."""
+    states = [world.revealed(namespace)[i] for i in command.states if i in world.PAST_STATE_IDS]
+    requests = {i: world.opened_request(namespace, i) for i in command.requests}
+    observations = [
+        world.observation(namespace, i)
+        for i in command.observations
+        if i in world.PAST_OBSERVATION_IDS
+    ]
+    strays = [
+        i
+        for i in [*command.states, *command.observations]
+        if i not in world.PAST_STATE_IDS and i not in world.PAST_OBSERVATION_IDS
+    ]
+    if strays:
+        raise FuzzFailure(f"access to {strays!r} passed the rules but is not in the world")
+    return Revealed(states=states, requests=requests, observations=observations)
 
 
 def _check_bundle(bundle: RequestBundle, namespace: str, seen: set[str]) -> None:

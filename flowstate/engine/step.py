@@ -8,15 +8,16 @@ to record is lost.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowstate.engine.index import RenderedIndex
 from flowstate.engine.tools import Tool, ToolResult, as_tools, bounded
+from flowstate.errors import FlowStateError
 from flowstate.llm.client import Completion
 from flowstate.models import ids
 from flowstate.models.active import ActiveState, StepRecord
@@ -36,7 +37,7 @@ class AgentConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    max_steps: int = Field(12, ge=1, le=200)
+    max_steps: int = Field(12, ge=1, le=10_000)
     max_malformed: int = Field(3, ge=1, description="unusable outputs in a row before failing")
     index_budget_tokens: int = Field(2_000, ge=50)
     recent_observations: int = Field(3, ge=0)
@@ -62,21 +63,27 @@ class StepVerdict:
     answer: str = ""
     summary: str = ""
     error: str | None = None
+    # A consequential call that passed the rules, parked until the approver answers.
+    approval: Approval | None = None
 
 
 CONTINUE = StepVerdict(done=False)
 
 
 class StepLogic:
+    """The rules of one step, applied to the Active State; no I/O, no callbacks into user code
+    (tools and approvers run in the shell, see `flowstate.engine.driver`)."""
+
     def __init__(
         self,
-        tools: list[Tool | Callable],
+        tools: Sequence[Tool | Callable[..., Any]],
         config: AgentConfig,
-        approve: Callable[[Approval], bool] | None = None,
+        *,
+        has_approver: bool = False,
     ) -> None:
-        self.tools = as_tools(tools)
+        self.tools = as_tools(list(tools))
         self.config = config
-        self.approve = approve
+        self.has_approver = has_approver
 
     def visibility(self, active: ActiveState, index: RenderedIndex) -> Visibility:
         listed = [s for states in active.opened_requests.values() for s in states]
@@ -142,7 +149,7 @@ class StepLogic:
         self._access(active, out, vis, told)
         action = out.action
         if isinstance(action, ToolCall):
-            self._accept_call(active, action, told)
+            return StepVerdict(False, approval=self._accept_call(active, action, told))
         elif isinstance(action, FinalAnswer):
             if delta_ok:
                 return StepVerdict(True, Outcome.ANSWERED, action.answer, action.summary)
@@ -188,45 +195,71 @@ class StepLogic:
         told.extend(str(v) for v in decision.violations)
         active.pending_access = decision.states + decision.requests + decision.observations
 
-    def _accept_call(self, active: ActiveState, call: ToolCall, told: list[str]) -> None:
-        """Check a tool call; when it may run, park it in `pending_call` for `run_pending`."""
+    def _accept_call(self, active: ActiveState, call: ToolCall, told: list[str]) -> Approval | None:
+        """Check a tool call; when it may run, park it in `pending_call`. A consequential one
+        that passes the rules is parked too and returned, to be put to the approver."""
         tool = self.tools.get(call.name)
         if tool is None:
             told.append(f"unknown tool {call.name!r}; tools: {', '.join(self.tools) or 'none'}")
-            return
+            return None
         if tool.consequential:
-            refusal = self._guard(active, call)
-            if refusal:
-                told.append(refusal)
-                active.log.append(
-                    StepRecord(
-                        step=active.step,
-                        cites=call.cites,
-                        action=f"{_described(call)} REFUSED: {refusal}",
-                    )
-                )
-                return
+            refusal, cited = self._guard(active, call)
+            if refusal is not None:
+                self._refuse(active, call, cited, refusal, told)
+                return None
+            active.pending_call = call
+            return Approval(active.request_id, call.name, dict(call.arguments), cited)
         active.pending_call = call
+        return None
 
-    def run_pending(self, active: ActiveState) -> None:
-        """Run the parked tool call and keep its result as an observation."""
-        call, active.pending_call = active.pending_call, None
-        if call is not None:
-            self._record(active, call, self.tools[call.name].call(call.arguments))
-
-    async def arun_pending(self, active: ActiveState) -> None:
-        """`run_pending` for asyncio: an async tool is awaited, a sync one runs in a thread."""
-        call, active.pending_call = active.pending_call, None
+    def decide(self, active: ActiveState, asked: Approval, answer: object) -> None:
+        """Apply the approver's answer to the parked call: only exactly True approves; an
+        exception it raised, False or anything else denies (the request goes on). Either
+        way the decision is recorded."""
+        call = active.pending_call
         if call is None:
+            raise FlowStateError("no parked call awaits an approval")
+        if answer is True:
+            self._decision(active, call, asked.cites, None)
             return
-        tool = self.tools[call.name]
-        if tool.is_async:
-            result = await tool.acall(call.arguments)
+        if isinstance(answer, BaseException):
+            refusal = (
+                f"{asked.tool}: the approver failed ({type(answer).__name__}: {answer}); denied"
+            )
+        elif answer is False:
+            refusal = f"{asked.tool} was denied by the approver"
         else:
-            result = await asyncio.to_thread(tool.call, call.arguments)
-        self._record(active, call, result)
+            refusal = (
+                f"{asked.tool}: the approver returned {type(answer).__name__}, not True; denied"
+            )
+        active.pending_call = None
+        told: list[str] = []
+        self._refuse(active, call, asked.cites, refusal, told)
+        active.rejections.extend(told_back(told))
+        active.rejected_total += len(told)
 
-    def _record(self, active: ActiveState, call: ToolCall, result: ToolResult) -> None:
+    def _refuse(
+        self,
+        active: ActiveState,
+        call: ToolCall,
+        cited: list[str],
+        refusal: str,
+        told: list[str],
+    ) -> None:
+        refusal = shortened(refusal)
+        self._decision(active, call, cited, refusal)
+        told.append(refusal)
+        active.log.append(
+            StepRecord(
+                step=active.step,
+                cites=call.cites,
+                action=f"{_described(call)} REFUSED: {refusal}",
+            )
+        )
+
+    def record(self, active: ActiveState, call: ToolCall, result: ToolResult) -> None:
+        """Keep a tool's result as an observation; the parked call has run."""
+        active.pending_call = None
         oid = ids.observation_id(active.request_id, len(active.observations) + 1)
         active.observations[oid] = Observation(
             namespace=active.namespace,
@@ -257,31 +290,35 @@ class StepLogic:
         )
         active.rejections.append(note)
 
-    def _guard(self, active: ActiveState, call: ToolCall) -> str | None:
-        """Why a consequential call may not run, or None when it may. Every call that gets this
-        far is recorded as a decision with the states it cited."""
+    def _guard(self, active: ActiveState, call: ToolCall) -> tuple[str | None, list[str]]:
+        """Why a consequential call may not run (None when it may go to the approver), and
+        the states it cites that are in the Active State."""
         known = {s.id for s in active.states.values()} | set(active.revealed)
         cited = [c for c in dict.fromkeys(call.cites) if c in known]
         unknown = [c for c in call.cites if c not in known]
         newer = superseded(active)
         stale = [f"{c} (SUPERSEDED by {', '.join(sorted(newer[c]))})" for c in cited if c in newer]
         if not call.cites:
-            refusal = (
+            return (
                 f"{call.name} is consequential: cite the states it relies on in "
                 "action.cites (state ids of this request or revealed ones)"
-            )
-        elif unknown:
-            refusal = f"{call.name}: cited ids are not in the Active State: {', '.join(unknown)}"
-        elif stale:
-            refusal = (
+            ), cited
+        if unknown:
+            return (
+                f"{call.name}: cited ids are not in the Active State: {', '.join(unknown)}"
+            ), cited
+        if stale:
+            return (
                 f"{call.name}: cited states are stale: {'; '.join(stale)}; cite the current ones"
-            )
-        elif self.approve is None:
-            refusal = f"{call.name} is consequential and no approver is configured: denied"
-        else:
-            refusal = self._ask(Approval(active.request_id, call.name, dict(call.arguments), cited))
-        if refusal is not None:
-            refusal = shortened(refusal)
+            ), cited
+        if not self.has_approver:
+            return f"{call.name} is consequential and no approver is configured: denied", cited
+        return None, cited
+
+    def _decision(
+        self, active: ActiveState, call: ToolCall, cited: list[str], refusal: str | None
+    ) -> None:
+        """Every consequential call that reached the guard is recorded, approved or not."""
         active.decisions.append(
             ActionDecision(
                 namespace=active.namespace,
@@ -295,21 +332,6 @@ class StepLogic:
                 reason=refusal or "approved",
             )
         )
-        return refusal
-
-    def _ask(self, asked: Approval) -> str | None:
-        """The approver's refusal, or None. Only a return value of exactly True approves; an
-        approver that raises denies (the request goes on)."""
-        assert self.approve is not None
-        try:
-            verdict = self.approve(asked)
-        except Exception as e:
-            return f"{asked.tool}: the approver failed ({type(e).__name__}: {e}); denied"
-        if verdict is True:
-            return None
-        if verdict is False:
-            return f"{asked.tool} was denied by the approver"
-        return f"{asked.tool}: the approver returned {type(verdict).__name__}, not True; denied"
 
 
 def superseded(active: ActiveState) -> dict[str, set[str]]:
@@ -350,5 +372,5 @@ def _described(call: ToolCall) -> str:
     return f"{call.name}({_canonical(call.arguments)})"
 
 
-def _canonical(arguments: dict) -> str:
+def _canonical(arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str)

@@ -33,6 +33,10 @@ MAX_RESULT_DEPTH = 64  # deeper parts of a result are replaced by a marker
 MAX_ERROR_NAME_CHARS = 64  # an argument name quoted in an "invalid arguments" message
 
 
+class _AnyArguments(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
 @dataclass(frozen=True)
 class ToolResult:
     output: str
@@ -61,6 +65,21 @@ class Tool:
         params, takes_model = _parameters_model(fn, name)
         doc = inspect.getdoc(fn) or name.replace("_", " ")
         return cls(name, doc, fn, params, consequential, takes_model)
+
+    @classmethod
+    def external(cls, name: str, *, consequential: bool = False) -> Tool:
+        """A tool the host runs itself (a session reports its results): any arguments, and
+        never called here."""
+        if not name.replace("_", "").isalnum() or len(name) > MAX_ERROR_NAME_CHARS:
+            raise UsageError(
+                f"tool name {_shortened(name, MAX_ERROR_NAME_CHARS)!r} must be at most "
+                f"{MAX_ERROR_NAME_CHARS} letters, digits and _"
+            )
+
+        def run_by_the_host(**_arguments: Any) -> None:
+            raise UsageError(f"{name} is run by the host, not by FlowState")
+
+        return cls(name, f"{name} (run by the host)", run_by_the_host, _AnyArguments, consequential)
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI-style function schema shown to the model."""

@@ -60,6 +60,12 @@ def other_repo(store: Store, namespace: str) -> Iterator[Repository]:
     repo.forget_namespace()
 
 
+@pytest.fixture(params=["sync", "async"])
+def shell(request: pytest.FixtureRequest) -> str:
+    """The agent's shell an engine test drives: both pass the same tests."""
+    return str(request.param)
+
+
 @pytest.fixture
 def make(namespace: str) -> Factory:
     return Factory(namespace)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -41,17 +42,48 @@ def step(
     return {"delta": list(delta), "access": list(access), "action": action}
 
 
-class Harness:
-    """One FlowState namespace plus scripted agents, each script named uniquely."""
+SHELLS = ("sync", "async")
 
-    def __init__(self, store: Store, namespace: str) -> None:
+
+class ShellAgent:
+    """An Agent driven through one of its two shells: `run`, `resume` and `discard` go
+    through the sync methods or through `arun` / `aresume` / `adiscard`; everything else is
+    the agent's own. The engine tests take the shell as a parameter, so both shells pass the
+    same behavioural tests."""
+
+    def __init__(self, agent: Agent, shell: str) -> None:
+        object.__setattr__(self, "_agent", agent)
+        object.__setattr__(self, "_async", shell == "async")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._agent, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._agent, name, value)
+
+    def run(self, text: str) -> Any:
+        return asyncio.run(self._agent.arun(text)) if self._async else self._agent.run(text)
+
+    def resume(self) -> Any:
+        return asyncio.run(self._agent.aresume()) if self._async else self._agent.resume()
+
+    def discard(self) -> str | None:
+        return asyncio.run(self._agent.adiscard()) if self._async else self._agent.discard()
+
+
+class Harness:
+    """One FlowState namespace plus scripted agents, each script named uniquely, driven
+    through the sync or the async shell."""
+
+    def __init__(self, store: Store, namespace: str, shell: str = "sync") -> None:
         self.fs = FlowState(store, namespace)
         self.namespace = namespace
+        self.shell = shell
         self._n = 0
 
     def agent(
         self, outputs: Sequence[Any] | Callable, tools: Sequence[Any] = (), **config: Any
-    ) -> tuple[Agent, ScriptedModel]:
+    ) -> tuple[Any, ScriptedModel]:
         self._n += 1
         name = f"{self.namespace}-{self._n}"
         model = (
@@ -60,7 +92,7 @@ class Harness:
             else ScriptedModel.sequence(name, outputs)
         )
         agent = self.fs.agent(model.client(), tools=tools, config=AgentConfig(**config))
-        return agent, model
+        return ShellAgent(agent, self.shell), model
 
     def run(
         self,

@@ -31,12 +31,17 @@ def _crash(neo4j_settings: Neo4jSettings, namespace: str, mode: str = "tool") ->
 
 
 def test_nothing_is_committed_and_the_request_resumes(
-    neo4j_settings: Neo4jSettings, store: Store, namespace: str, repo: Repository, raw: Raw
+    shell: str,
+    neo4j_settings: Neo4jSettings,
+    store: Store,
+    namespace: str,
+    repo: Repository,
+    raw: Raw,
 ) -> None:
     _crash(neo4j_settings, namespace)
     assert repo.history() == []  # no partial request is visible
     assert raw.rows("MATCH (s:State {namespace: $ns}) RETURN s", ns=namespace) == []
-    h = Harness(store, namespace)
+    h = Harness(store, namespace, shell)
     agent, model = h.agent([step(action=final("resumed", "Porto plan"))])
     assert agent.pending() == "r1"
     with pytest.raises(Exception, match="was interrupted; resume"):
@@ -79,10 +84,10 @@ def test_a_crash_in_the_final_commit_resumes_to_that_commit_without_a_model_call
 
 
 def test_an_interrupted_request_can_be_discarded(
-    neo4j_settings: Neo4jSettings, store: Store, namespace: str, repo: Repository
+    shell: str, neo4j_settings: Neo4jSettings, store: Store, namespace: str, repo: Repository
 ) -> None:
     _crash(neo4j_settings, namespace)
-    h = Harness(store, namespace)
+    h = Harness(store, namespace, shell)
     agent, _ = h.agent([step(action=final("fresh"))])
     assert agent.discard() == "r1"
     assert repo.counts().nodes == 0
@@ -92,11 +97,11 @@ def test_an_interrupted_request_can_be_discarded(
 
 
 def test_a_lost_commit_acknowledgement_is_not_committed_twice(
-    store: Store, namespace: str, repo: Repository
+    shell: str, store: Store, namespace: str, repo: Repository
 ) -> None:
     """The commit lands but its acknowledgement is lost: resume() finds it and returns the
     answer without a second commit and without asking the model again."""
-    h = Harness(store, namespace)
+    h = Harness(store, namespace, shell)
     agent, model = h.agent([step([add("fact")], action=final("ok", "one fact"))])
     real_commit = agent.repo.commit
 
@@ -116,7 +121,7 @@ def test_a_lost_commit_acknowledgement_is_not_committed_twice(
 
 
 def test_a_step_cut_before_its_tool_ran_is_finished_on_resume(
-    store: Store, namespace: str, repo: Repository
+    shell: str, store: Store, namespace: str, repo: Repository
 ) -> None:
     """The write-ahead save before a tool call fails: the call has not run. resume() runs it
     once and goes on, instead of dropping it."""
@@ -127,7 +132,7 @@ def test_a_step_cut_before_its_tool_ran_is_finished_on_resume(
         runs.append(city)
         return f"{city}: 3 hotels"
 
-    h = Harness(store, namespace)
+    h = Harness(store, namespace, shell)
     agent, model = h.agent(
         [
             step([add("city")], action=tool("lookup", city="Porto")),

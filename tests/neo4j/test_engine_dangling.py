@@ -20,8 +20,8 @@ pytestmark = pytest.mark.neo4j
 
 
 @pytest.fixture
-def h(store: Store, namespace: str, repo: Repository) -> Harness:
-    return Harness(store, namespace)
+def h(store: Store, namespace: str, repo: Repository, shell: str) -> Harness:
+    return Harness(store, namespace, shell)
 
 
 @pytest.fixture
@@ -72,7 +72,7 @@ def _booking_request(h: Harness, between, **agent: object):  # noqa: ANN001, ANN
         raise AssertionError("the model was asked again")
 
     agent_, model = h.agent(policy, tools=[Tool.from_function(book, consequential=True)])
-    agent_.logic.approve = lambda _asked: True
+    agent_.approve = lambda _asked: True
     for name, value in agent.items():
         setattr(agent_, name, value)
     return agent_, model, booked
@@ -172,7 +172,7 @@ def test_a_draft_reloaded_after_a_forget_commits_without_a_model_call(
     with pytest.raises(StoreUnavailable):
         agent.run("book")
     other.forget_state("r1.budget")
-    fresh, fresh_model = Harness(store, repo.namespace).agent([])  # would fail if asked
+    fresh, fresh_model = Harness(store, repo.namespace, h.shell).agent([])  # would fail if asked
     result = fresh.resume()
     assert fresh_model.calls == [] and result.answer == "booked"
     assert len(result.dropped) == 2

@@ -14,8 +14,8 @@ pytestmark = pytest.mark.neo4j
 
 
 @pytest.fixture
-def h(store: Store, namespace: str, repo: Repository) -> Harness:
-    return Harness(store, namespace)
+def h(store: Store, namespace: str, repo: Repository, shell: str) -> Harness:
+    return Harness(store, namespace, shell)
 
 
 def _seed(h: Harness) -> None:

@@ -64,7 +64,7 @@ def test_a_card_in_tool_call_arguments_never_reaches_the_draft(
     h = Harness(store, namespace)
     agent, model = h.agent(policy, tools=[Tool.from_function(charge, consequential=True)])
     agent.redact = builtin_redactor()
-    agent.logic.approve = lambda _asked: True
+    agent.approve = lambda _asked: True
     real_commit = agent.repo.commit
 
     def cut(bundle, **lease):  # noqa: ANN001, ANN202

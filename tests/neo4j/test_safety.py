@@ -22,7 +22,7 @@ CARD, EMAIL = "4111 1111 1111 1111", "ana.silva@example.org"
 
 
 def test_redaction_masks_what_is_persisted_draft_included(
-    store: Store, namespace: str, repo: Repository, raw: Raw
+    shell: str, store: Store, namespace: str, repo: Repository, raw: Raw
 ) -> None:
     drafts: list[str] = []
 
@@ -31,7 +31,7 @@ def test_redaction_masks_what_is_persisted_draft_included(
         drafts.append(repo.load_draft()[1])  # the write-ahead draft saved before this call
         return {"name": name, "email": EMAIL, "card": CARD}
 
-    h = Harness(store, namespace)
+    h = Harness(store, namespace, shell)
     model_script = [
         step(
             [add("payment", "constraint", "Pays by card", f"Card {CARD}, receipts to {EMAIL}")],
@@ -114,7 +114,7 @@ def test_retention_expires_old_kinds_and_keeps_the_rest(
 
 
 def test_guarded_calls_are_recorded_with_their_cited_states(
-    store: Store, namespace: str, repo: Repository
+    shell: str, store: Store, namespace: str, repo: Repository
 ) -> None:
     booked: list[str] = []
 
@@ -123,7 +123,7 @@ def test_guarded_calls_are_recorded_with_their_cited_states(
         booked.append(str(amount))
         return "paid"
 
-    h = Harness(store, namespace)
+    h = Harness(store, namespace, shell)
     h.run([step([add("price", "environment", "Price 100", "100 EUR")], action=final())])
     h.run(
         [
@@ -151,7 +151,7 @@ def test_guarded_calls_are_recorded_with_their_cited_states(
         ],
         tools=[Tool.from_function(pay, consequential=True)],
     )
-    agent.logic.approve = lambda asked: decisions.append(asked) or True
+    agent.approve = lambda asked: decisions.append(asked) or True
     agent.run("pay the current price")
     assert "pay: cited states are stale: r1.price (SUPERSEDED by r2.price)" in user_prompt(model, 2)
     assert booked == ["90"]

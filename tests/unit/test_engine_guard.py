@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from flowstate.engine.commit import bundle_of
+from flowstate.engine.driver import approver_outcome
 from flowstate.engine.step import AgentConfig, Approval, StepLogic, superseded
 from flowstate.engine.tools import Tool
 from flowstate.llm.client import Completion
@@ -49,7 +50,8 @@ def _active(**fields: Any) -> ActiveState:
 
 def _pay(active: ActiveState, cites: list[str], approve: Any = lambda _a: True) -> str | None:
     """Absorb one step that pays citing `cites`; the refusal told, or None when it may run."""
-    logic = StepLogic([Tool.from_function(pay, consequential=True)], AgentConfig(), approve)
+    logic = StepLogic([Tool.from_function(pay, consequential=True)], AgentConfig())
+    logic.has_approver = approve is not None
     out = StepOutput.model_validate(
         {"action": {"type": "tool", "name": "pay", "arguments": {"amount": 10}, "cites": cites}}
     )
@@ -59,7 +61,9 @@ def _pay(active: ActiveState, cites: list[str], approve: Any = lambda _a: True) 
         collapsed_requests=frozenset(),
         revealed=frozenset(active.revealed),
     )
-    logic.absorb(active, Completion("{}", out, Usage()), vis)
+    verdict = logic.absorb(active, Completion("{}", out, Usage()), vis)
+    if verdict.approval is not None:  # what the driver's Approve command does
+        logic.decide(active, verdict.approval, approver_outcome(approve, verdict.approval))
     if active.pending_call is not None:
         assert active.decisions[-1].approved
         return None

@@ -63,7 +63,7 @@ def test_a_state_superseded_earlier_in_the_request_cannot_back_a_payment(
         ],
         tools=[pay],
     )
-    agent.logic.approve = lambda _asked: True
+    agent.approve = lambda _asked: True
     result = agent.run("pay the hotel")
     assert paid == [600] and result.answer == "paid 600"
     assert "pay: cited states are stale: r1.budget (SUPERSEDED by r2.budget)" in user_prompt(
@@ -89,7 +89,7 @@ def test_an_approver_that_raises_is_a_recorded_denial(h: Harness, repo: Reposito
         ],
         tools=[pay],
     )
-    agent.logic.approve = approver
+    agent.approve = approver
     result = agent.run("pay")
     assert paid == [] and result.outcome is Outcome.ANSWERED
     [decision] = repo.decisions("r1")

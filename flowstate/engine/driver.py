@@ -1,0 +1,370 @@
+"""The step machine of one request, without I/O (sans-IO).
+
+The driver is fed what came of each command and answers with the next one. The shells do the
+I/O a command names and nothing else: the sync and async agents, the fuzzer, and any host
+that drives the loop itself. Every rule of the loop lives here or in `StepLogic` (pure), so a
+fix lands in every shell at once.
+
+    driver = StepDriver(active, index, logic, start=Start.NEW)
+    command = driver.start()
+    while not isinstance(command, Done):
+        command = driver.send(perform(command))     # the shell's I/O
+    result = command.result
+
+One step: `CallModel` -> (`Approve`) -> (`SaveDraft`, `RunTool`) -> (`Reveal`) -> `SaveDraft`
+-> `Progress`. The end: `SaveDraft` (with how the request ended) -> `Commit` (-> `FindMissing`
+-> `Commit` when another process forgot a past state it cites) -> `Progress` -> `Done`.
+The draft is saved before every tool call (write-ahead), so a crash mid-call is known, and
+with the finish before the commit, so a crash in the commit needs no model call again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from flowstate.engine.commit import bundle_of, past_references, without_dangling
+from flowstate.engine.index import RenderedIndex
+from flowstate.engine.prompt import Message
+from flowstate.engine.prompt import messages as build_messages
+from flowstate.engine.step import Approval, StepLogic, StepVerdict
+from flowstate.engine.tools import Tool, ToolResult
+from flowstate.errors import FlowStateError, NotFoundError
+from flowstate.llm.client import Completion
+from flowstate.models import ids
+from flowstate.models.active import ActiveState, Finish
+from flowstate.models.records import (
+    Observation,
+    Outcome,
+    Request,
+    RequestBundle,
+    Usage,
+    utcnow,
+)
+from flowstate.models.step import StepOutput
+from flowstate.models.views import IndexState, RevealedState
+from flowstate.safety.redaction import Redactor, redact_active, redact_bundle
+
+# --- what the shell is told to do ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CallModel:
+    """Ask the model for the next step; send back its `Completion[StepOutput]`."""
+
+    messages: list[Message]
+
+
+@dataclass(frozen=True)
+class SaveDraft:
+    """Persist the Active State (already redacted and serialized); send back None."""
+
+    request_id: str
+    payload: str
+
+
+@dataclass(frozen=True)
+class Approve:
+    """Ask the approver about a consequential call; send back whatever it returned, or the
+    exception it raised (only exactly True approves)."""
+
+    approval: Approval
+
+
+@dataclass(frozen=True)
+class RunTool:
+    """Run the tool; send back its `ToolResult` (a tool's failure is one, never an error)."""
+
+    tool: Tool
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Reveal:
+    """Fetch what the model asked to open; send back a `Revealed` (missing ids listed)."""
+
+    states: list[str]
+    requests: list[str]
+    observations: list[str]
+
+
+@dataclass(frozen=True)
+class Commit:
+    """Commit the bundle in one transaction (it deletes the draft); send back None, or the
+    `NotFoundError` the store raised when a past state it references is gone."""
+
+    bundle: RequestBundle
+
+
+@dataclass(frozen=True)
+class FindMissing:
+    """Which of these past state ids no longer exist; send back that set."""
+
+    state_ids: frozenset[str]
+
+
+@dataclass(frozen=True)
+class CheckCommitted:
+    """The request as committed, if it already is (a lost acknowledgement); send back the
+    `Request`, or None."""
+
+    request_id: str
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A step ended (the last one too, after its commit); call the shell's hook, send None."""
+
+    active: ActiveState
+
+
+@dataclass(frozen=True)
+class Done:
+    result: RunResult
+    bundle: RequestBundle  # as committed: the shell updates its index from it
+
+
+Command = (
+    CallModel
+    | SaveDraft
+    | Approve
+    | RunTool
+    | Reveal
+    | Commit
+    | FindMissing
+    | CheckCommitted
+    | Progress
+    | Done
+)
+
+
+@dataclass(frozen=True)
+class Revealed:
+    """What a `Reveal` found; ids forgotten since they were shown are in `missing`."""
+
+    states: list[RevealedState] = field(default_factory=list)
+    requests: dict[str, list[IndexState]] = field(default_factory=dict)
+    observations: list[Observation] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one request produced."""
+
+    request_id: str
+    answer: str
+    outcome: Outcome
+    steps: int
+    usage: Usage
+    calls: list[Usage]  # one per model call, in order
+    states_added: list[str]
+    revealed: list[str]  # past state ids opened during the request
+    rejections: int  # how many rule violations or parse failures the model was told about
+    error: str | None = None  # why the request failed, when it did
+    prompts: list[list[Message]] = field(default_factory=list, repr=False)
+    replies: list[str] = field(default_factory=list, repr=False)  # raw model text per call
+    observations: list[Observation] = field(default_factory=list, repr=False)  # all, cited or not
+    # What the commit left out because another process forgot it meanwhile, and why (also on
+    # the request node as `dropped`).
+    dropped: list[str] = field(default_factory=list)
+
+
+class Start(Enum):
+    """Where a driver picks a request up."""
+
+    NEW = "new"  # just begun: its first draft is not saved yet
+    DRAFT = "draft"  # reloaded from the saved draft of a process that stopped
+    INFLIGHT = "inflight"  # this process's own Active State, after the database failed
+
+
+# --- the machine -----------------------------------------------------------------------------
+
+
+class StepDriver:
+    """Runs one request's steps as a sequence of commands; performs no I/O of its own."""
+
+    def __init__(
+        self,
+        active: ActiveState,
+        index: RenderedIndex,
+        logic: StepLogic,
+        *,
+        start: Start,
+        redact: Redactor | None = None,
+    ) -> None:
+        self.active = active
+        self.index = index
+        self.logic = logic
+        self.redact = redact
+        self.prompts: list[list[Message]] = []
+        self.replies: list[str] = []
+        self._steps = self._run(start)
+        self._started = False
+
+    def start(self) -> Command:
+        """The first command."""
+        if self._started:
+            raise FlowStateError("the driver has already started")
+        self._started = True
+        return self._advance(None)
+
+    def send(self, outcome: Any = None) -> Command:
+        """What came of the last command; returns the next one."""
+        if not self._started:
+            raise FlowStateError("start() the driver first")
+        return self._advance(outcome)
+
+    def _advance(self, outcome: Any) -> Command:
+        try:
+            return self._steps.send(outcome)
+        except StopIteration as end:  # the generator returns its Done
+            done: Done = end.value
+            return done
+
+    # -- the loop, written as one generator: each `yield` is a command and its outcome ------
+
+    def _run(self, start: Start) -> Generator[Command, Any, Done]:
+        active = self.active
+        if start is Start.NEW:
+            yield self._save()
+        elif start is Start.DRAFT:
+            self.logic.interrupted(active)  # a parked call may have run: say so, never repeat
+        if active.finish is not None:  # ended before; only its commit failed
+            return (yield from self._finish(_verdict(active.finish), retry=True))
+        if active.pending_call is not None or active.pending_access:
+            # A step the database cut short: its parked call never ran (the save before it
+            # failed) and what it asked to open was not fetched. Finish it before going on.
+            yield from self._act()
+            yield from self._after_step()
+        while True:
+            msgs = build_messages(
+                active,
+                self.index,
+                self.logic.tools.values(),
+                self.logic.config.limits,
+                self.logic.config.max_steps,
+                self.logic.config.recent_observations,
+            )
+            self.prompts.append(msgs)
+            completion: Completion[StepOutput] = yield CallModel(msgs)
+            self.replies.append(completion.text)
+            vis = self.logic.visibility(active, self.index)
+            verdict = self.logic.absorb(active, completion, vis)
+            if verdict.done:
+                return (yield from self._finish(verdict))
+            if verdict.approval is not None:
+                answer = yield Approve(verdict.approval)
+                self.logic.decide(active, verdict.approval, answer)
+            yield from self._act()
+            yield from self._after_step()
+
+    def _act(self) -> Generator[Command, Any, None]:
+        """Save the step before its tool runs (write-ahead), then run it."""
+        call = self.active.pending_call
+        if call is None:
+            return
+        yield self._save()
+        result: ToolResult = yield RunTool(self.logic.tools[call.name], dict(call.arguments))
+        self.logic.record(self.active, call, result)
+
+    def _after_step(self) -> Generator[Command, Any, None]:
+        """Open what the model asked for (visible from the next call), then save the draft."""
+        active = self.active
+        asked = active.pending_access
+        if asked:
+            found: Revealed = yield Reveal(
+                states=[i for i in asked if ids.is_state_id(i)],
+                requests=[i for i in asked if ids.is_request_id(i)],
+                observations=[i for i in asked if ids.is_observation_id(i)],
+            )
+            for rev in found.states:
+                active.revealed[rev.state.id] = rev
+            active.opened_requests.update(found.requests)
+            for obs in found.observations:
+                active.opened_observations[obs.id] = obs
+            for item in found.missing:
+                # Forgotten since it was shown: tell the model; the rest of the batch is open.
+                active.rejections.append(
+                    f"access {item}: not found in namespace {active.namespace!r} "
+                    "(forgotten since it was shown)"
+                )
+                active.rejected_total += 1
+            active.pending_access = []  # only now: a failed fetch is retried on resume
+        yield self._save()
+        yield Progress(active)
+
+    def _finish(self, verdict: StepVerdict, retry: bool = False) -> Generator[Command, Any, Done]:
+        active = self.active
+        # Kept on the Active State first: if the commit fails, a resume commits this verdict
+        # instead of asking the model for an answer it already gave.
+        active.finish = Finish(
+            outcome=verdict.outcome,
+            answer=verdict.answer,
+            summary=verdict.summary,
+            error=verdict.error,
+        )
+        bundle = bundle_of(active, verdict.outcome, verdict.answer, verdict.summary, utcnow())
+        if self.redact:
+            bundle = redact_bundle(bundle, self.redact)
+        # A retry may follow a commit whose acknowledgement was lost: never commit twice.
+        landed: Request | None = (yield CheckCommitted(active.request_id)) if retry else None
+        if landed is None:
+            # Saved with how it ended first: a crash in the commit resumes to this commit,
+            # without asking the model again.
+            yield self._save()
+            bundle = yield from self._commit(bundle)
+        dropped = (landed or bundle.request).dropped or []
+        yield Progress(active)
+        return Done(self._result(verdict, bundle, dropped), bundle)
+
+    def _commit(self, bundle: RequestBundle) -> Generator[Command, Any, RequestBundle]:
+        """Commit; when another process forgot (or expired) a past state the request relates
+        to or cites meanwhile, drop those references, say so on the request, and commit the
+        rest. Each retry has fewer references, so this ends; it never loops over resume()."""
+        while True:
+            refused: NotFoundError | None = yield Commit(bundle)
+            if refused is None:
+                return bundle
+            gone: set[str] = yield FindMissing(frozenset(past_references(bundle)))
+            if not gone:
+                raise refused
+            bundle = without_dangling(bundle, gone)
+
+    def _save(self) -> SaveDraft:
+        active = self.active
+        stored = redact_active(active, self.redact) if self.redact else active
+        return SaveDraft(active.request_id, stored.model_dump_json())
+
+    def _result(self, verdict: StepVerdict, bundle: RequestBundle, dropped: list[str]) -> RunResult:
+        active = self.active
+        return RunResult(
+            request_id=active.request_id,
+            answer=verdict.answer,
+            outcome=verdict.outcome,
+            steps=active.step,
+            usage=active.usage,
+            calls=list(active.calls),
+            states_added=[s.id for s in bundle.states],
+            revealed=list(active.revealed),
+            rejections=active.rejected_total,
+            error=verdict.error,
+            prompts=self.prompts,
+            replies=self.replies,
+            observations=list(active.observations.values()),
+            dropped=list(dropped),
+        )
+
+
+def _verdict(finish: Finish) -> StepVerdict:
+    return StepVerdict(True, finish.outcome, finish.answer, finish.summary, finish.error)
+
+
+def approver_outcome(approve: Callable[[Approval], Any], approval: Approval) -> Any:
+    """Call a sync approver the way `Approve` wants its outcome: an exception is returned."""
+    try:
+        return approve(approval)
+    except Exception as e:  # an approver that fails denies; the request goes on
+        return e

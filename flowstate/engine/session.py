@@ -1,0 +1,286 @@
+"""Memory for someone else's loop: the host's model emits deltas and accesses, FlowState checks
+and stores them, and spends no model call of its own.
+
+A session is one request. Each call is one step fed to the same step driver the agents run
+(`flowstate.engine.driver`), so the ISU and PSA rules, atomic deltas, the write-ahead draft
+and the commit are exactly the agent loop's:
+
+    session = fs.begin("Book the hotel we talked about")
+    print(session.index())                       # what the host's model should see first
+    session.reveal(["r2.budget"])                # PSA: shown ids only, at most K per call
+    session.record([{"op": "add", "key": "hotel", "category": "decision", ...}])
+    oid = session.observe("search_hotels", {"city": "Lisbon"}, "[...]")
+    session.commit("Booked Casa Azul", "Hotel booked in Lisbon")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from flowstate.engine.agent import Agent
+from flowstate.engine.driver import (
+    Approve,
+    CallModel,
+    Command,
+    Done,
+    Progress,
+    RunResult,
+    RunTool,
+    Start,
+    StepDriver,
+    approver_outcome,
+)
+from flowstate.engine.lease import WriterLease
+from flowstate.engine.step import AgentConfig, Approval
+from flowstate.engine.tools import Tool, ToolResult, bounded
+from flowstate.errors import FlowStateError, UsageError
+from flowstate.llm.client import Completion
+from flowstate.models.active import ActiveState
+from flowstate.models.records import Usage
+from flowstate.models.step import StepOutput
+from flowstate.models.views import IndexState, RevealedState
+from flowstate.safety.redaction import Redactor
+from flowstate.store.codec import describe
+from flowstate.store.repository import Repository
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What `record` did: every state id the delta touched, or why nothing was applied."""
+
+    applied: bool
+    states: list[str] = field(default_factory=list)
+    rejections: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Opened:
+    """What `reveal` opened, and every id it refused or could not find, with the reason.
+    A revealed state's relations show only their type and the other end's id."""
+
+    states: list[RevealedState] = field(default_factory=list)
+    requests: dict[str, list[IndexState]] = field(default_factory=dict)
+    rejections: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Guarded:
+    """The guard's verdict on a consequential call, recorded as a decision in the graph."""
+
+    approved: bool
+    reason: str
+    decision_id: str | None
+
+
+class _HostModel:
+    """The session's stand-in for a model: the host's model answers, never this."""
+
+    model = "host"
+
+    def complete(self, *_args: object) -> Completion[StepOutput]:
+        raise FlowStateError("a session's steps come from the host; nothing calls a model")
+
+    async def acomplete(self, *_args: object) -> Completion[StepOutput]:
+        raise FlowStateError("a session's steps come from the host; nothing calls a model")
+
+
+# A host's request may take many calls; the step limit is a backstop, not a budget.
+SESSION_CONFIG = AgentConfig(max_steps=1_000)
+
+
+def _host_approves(_asked: Approval) -> bool:
+    return True  # the host asked the guard; the rules (cited, visible, current) are the check
+
+
+class Session:
+    """One request driven by a host. Build it with `FlowState.begin`."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        active: ActiveState,
+        approve: Callable[[Approval], Any] | None,
+        lease: WriterLease,
+    ) -> None:
+        self._agent = agent
+        self.active = active
+        self._approve = approve
+        self._lease: WriterLease | None = lease
+        self._result: RunResult | None = None
+        self._host_output: ToolResult | None = None
+
+    @classmethod
+    def start(
+        cls,
+        repo: Repository,
+        text: str,
+        *,
+        config: AgentConfig | None = None,
+        approve: Callable[[Approval], Any] | None = None,
+        redact: Redactor[Any] | None = None,
+    ) -> Session:
+        """Begin a request in `repo`'s namespace: the writer lease is held (and renewed) until
+        it is committed or discarded, and its first draft is saved."""
+        agent = Agent(repo, _HostModel(), (), config or SESSION_CONFIG, redact=redact)
+        agent.approve = approve or _host_approves  # the guard's rules always apply
+        lease = agent.lease()
+        lease.__enter__()
+        try:
+            session = cls(agent, agent.begin(text), approve, lease)
+            session._begin()
+        except BaseException:
+            lease.__exit__(None, None, None)
+            raise
+        return session
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Leaving the block without a commit keeps the draft (resume or discard it later)."""
+        self._release()
+
+    @property
+    def request_id(self) -> str:
+        return self.active.request_id
+
+    def index(self) -> str:
+        """The Historical State Index, exactly as an agent's prompt shows it."""
+        return self._agent.index.render().text
+
+    def record(self, delta: Sequence[dict[str, Any]]) -> Recorded:
+        """Add, update or remove states of this request: all of the delta or none of it."""
+        before = {s.id: s for s in self.active.states.values()}
+        self._step({"delta": list(delta)})
+        after = {s.id: s for s in self.active.states.values()}
+        touched = sorted(
+            {i for i in before.keys() ^ after.keys()}
+            | {i for i in before.keys() & after.keys() if before[i] != after[i]}
+        )
+        told = [r for r in self.active.rejections if r.startswith("delta rejected")]
+        return Recorded(applied=not told, states=touched, rejections=list(self.active.rejections))
+
+    def reveal(self, ids: Sequence[str]) -> Opened:
+        """Open past states (or collapsed requests) that were shown: their content and their
+        relations as type + id. The far ends open only when asked for in a later call."""
+        self._step({"access": list(ids)})
+        return Opened(
+            states=[self.active.revealed[i] for i in ids if i in self.active.revealed],
+            requests={
+                i: self.active.opened_requests[i] for i in ids if i in self.active.opened_requests
+            },
+            rejections=list(self.active.rejections),
+        )
+
+    def observe(
+        self, tool: str, arguments: dict[str, Any], output: str, *, is_error: bool = False
+    ) -> str:
+        """Keep a raw tool result the host got, so that states can cite it as evidence;
+        returns its id (e.g. `r7.o2`). Uncited observations are not committed."""
+        self._host_output = ToolResult(bounded(str(output)), is_error)
+        count = len(self.active.observations)
+        self._call(tool, arguments, [], consequential=False)
+        if len(self.active.observations) == count:
+            raise UsageError("; ".join(self.active.rejections) or "the observation was refused")
+        return list(self.active.observations)[-1]
+
+    def guard(self, tool: str, arguments: dict[str, Any], cites: Sequence[str]) -> Guarded:
+        """FlowState's rule for a consequential action: it must cite states of this request or
+        revealed ones, none of them superseded (and the approver, if any, must say True).
+        The decision is recorded either way; the host then runs the call itself."""
+        self._verdict = None
+        self._host_output = ToolResult(f"approved by the guard; the host runs {tool}", False)
+        self._call(tool, arguments, list(cites), consequential=True)
+        decision = self.active.decisions[-1] if self.active.decisions else None
+        if decision is None or decision.tool != tool or decision.step != self.active.step:
+            reason = "; ".join(self.active.rejections) or "refused"
+            return Guarded(False, reason, None)
+        return Guarded(decision.approved, decision.reason, decision.id)
+
+    def commit(self, answer: str, summary: str = "") -> RunResult:
+        """End the request: commit its states, relations, cited observations and decisions in
+        one transaction."""
+        self._step({"action": {"type": "final", "answer": answer, "summary": summary}})
+        if self._result is None:
+            raise UsageError("; ".join(self.active.rejections) or "the commit was refused")
+        return self._result
+
+    def discard(self) -> str | None:
+        """Drop the request; nothing of it is committed."""
+        self._closed()
+        self._release()
+        self._result = None
+        return self._agent.discard()
+
+    def _release(self) -> None:
+        if self._lease is not None:
+            lease, self._lease = self._lease, None
+            lease.__exit__(None, None, None)
+
+    # -- the shell ----------------------------------------------------------------------------
+
+    def _call(
+        self, tool: str, arguments: dict[str, Any], cites: list[str], *, consequential: bool
+    ) -> None:
+        try:
+            self._agent.logic.tools[tool] = Tool.external(tool, consequential=consequential)
+        except UsageError as e:
+            raise UsageError(f"tool {tool!r}: {e}") from e
+        action = {"type": "tool", "name": tool, "arguments": arguments, "cites": cites}
+        self._step({"action": action})
+
+    def _step(self, raw: dict[str, Any]) -> None:
+        """One host step through a driver picked up from the Active State, run until the
+        driver asks for the next model call (or the request is done)."""
+        self._closed()
+        try:
+            out = StepOutput.model_validate(raw)
+        except ValidationError as e:
+            raise UsageError(f"invalid step: {describe(e)}") from e
+        driver = self._driver(Start.INFLIGHT)
+        completion = Completion(out.model_dump_json(), out, Usage())
+        self._run(driver, completion)
+
+    def _begin(self) -> None:
+        self._run(self._driver(Start.NEW), None)
+
+    def _driver(self, start: Start) -> StepDriver:
+        agent = self._agent
+        return StepDriver(
+            self.active, agent.index.render(), agent.logic, start=start, redact=agent.redact
+        )
+
+    def _run(self, driver: StepDriver, step: Completion[StepOutput] | None) -> None:
+        # On a StoreError the Active State stays here as it was: the next call picks the
+        # step up where the database cut it short, as an agent's resume() does.
+        command = driver.start()
+        while not isinstance(command, Done):
+            if isinstance(command, CallModel):
+                if step is None:
+                    return  # this call's step is done; the host sends the next one
+                command, step = driver.send(step), None
+                continue
+            command = driver.send(self._perform(command))
+        self._agent.refresh_index(command.bundle.relations)
+        self._result = command.result
+        self._release()
+
+    def _perform(self, command: Command) -> Any:
+        if isinstance(command, Approve):
+            return approver_outcome(self._agent.approve or _host_approves, command.approval)
+        if isinstance(command, RunTool):
+            output, self._host_output = self._host_output, None
+            if output is None:  # the call's step was cut short by the database earlier
+                return ToolResult("the host's result was lost in a database failure", True)
+            return output
+        if isinstance(command, Progress):
+            return None
+        return self._agent.store_command(command)
+
+    def _closed(self) -> None:
+        if self._result is not None:
+            raise UsageError(f"request {self.request_id} is already committed")

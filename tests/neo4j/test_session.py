@@ -1,0 +1,129 @@
+"""The session API: another loop's model drives the steps; the rules, drafts and commit are
+the agent loop's own (both are shells over one step driver)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from flowstate.engine.session import Session
+from flowstate.errors import UsageError
+from flowstate.models import RequestBundle
+from flowstate.store import Repository, Store
+from tests.neo4j.engine_helpers import Harness, add, final, step
+
+pytestmark = pytest.mark.neo4j
+
+BUDGET = add("budget", "constraint", "Hotel budget 150 EUR a night", "At most 150 EUR per night")
+HOTEL = add(
+    "hotel",
+    "decision",
+    "Casa Azul chosen",
+    "Casa Azul, 120 EUR a night, under the budget",
+    relations=[{"type": "DEPENDS_ON", "target": "r1.budget"}],
+    evidence=["r2.o1"],
+)
+SEARCH = ("search_hotels", {"city": "Lisbon"}, '[{"name": "Casa Azul", "price": 120}]')
+
+
+def _facts(bundle: RequestBundle) -> tuple[Any, ...]:
+    """A committed request without its timestamps and usage."""
+    return (
+        (bundle.request.id, bundle.request.summary, bundle.request.answer, bundle.request.outcome),
+        sorted((s.id, s.category, s.summary, s.content) for s in bundle.states),
+        sorted((r.source, r.type, r.target) for r in bundle.relations),
+        sorted((e.state, e.observation) for e in bundle.evidence),
+        sorted((o.id, o.tool, o.arguments, o.output, o.is_error) for o in bundle.observations),
+        sorted((d.id, d.tool, tuple(d.cites), d.approved, d.reason) for d in bundle.decisions),
+    )
+
+
+def _first_request(store: Store, namespace: str) -> None:
+    Harness(store, namespace).run([step([BUDGET], action=final("noted", "Budget set"))])
+
+
+def test_a_host_driven_request_commits_what_the_agent_loop_would(
+    store: Store, namespace: str, repo: Repository, other_repo: Repository
+) -> None:
+    # The same first request in two namespaces; the second request once by a host through
+    # the session API, once by the agent loop with the same steps.
+    _first_request(store, repo.namespace)
+    _first_request(store, other_repo.namespace)
+
+    session = Session.start(repo, "Book a hotel in Lisbon")
+    assert "r1.budget" in session.index()
+    opened = session.reveal(["r1.budget"])
+    assert [r.state.content for r in opened.states] == ["At most 150 EUR per night"]
+    assert session.observe(*SEARCH) == "r2.o1"
+    recorded = session.record([HOTEL])
+    assert recorded.applied and recorded.states == ["r2.hotel"] and recorded.rejections == []
+    result = session.commit("Booked Casa Azul", "Hotel booked")
+    assert result.request_id == "r2" and result.states_added == ["r2.hotel"]
+
+    tool, arguments, output = SEARCH
+
+    def search_hotels(city: str) -> str:
+        """Hotels in a city."""
+        return output
+
+    agent, _ = Harness(store, other_repo.namespace).agent(
+        [
+            step(access=["r1.budget"]),
+            step(action={"type": "tool", "name": tool, "arguments": arguments}),
+            step([HOTEL]),
+            step(action=final("Booked Casa Azul", "Hotel booked")),
+        ],
+        tools=[search_hotels],
+    )
+    agent.run("Book a hotel in Lisbon")
+
+    hosted, looped = repo.bundles()[-1], other_repo.bundles()[-1]
+    assert _facts(hosted) == _facts(looped)
+    assert repo.load_draft() is None
+    following = Session.start(repo, "next")
+    assert following.index() == agent.index.render().text  # the index after the commit
+    following.discard()
+
+
+def test_rule_violations_come_back_as_rejections_the_model_can_act_on(
+    store: Store, repo: Repository
+) -> None:
+    _first_request(store, repo.namespace)
+    session = Session.start(repo, "Change the budget")
+    # A past state is never changed: update applies only to this request's states.
+    refused = session.record([{"op": "update", "key": "budget", "summary": "200 EUR"}])
+    assert not refused.applied and refused.states == []
+    assert any("budget" in r for r in refused.rejections)
+    # Only ids that were shown open.
+    hidden = session.reveal(["r9.secret"])
+    assert hidden.states == [] and hidden.rejections
+    # A consequential call must cite what it relies on; refused and recorded.
+    guarded = session.guard("book_hotel", {"hotel": "Casa Azul"}, cites=[])
+    assert not guarded.approved and "cite the states" in guarded.reason
+    session.reveal(["r1.budget"])
+    assert session.guard("book_hotel", {"hotel": "Casa Azul"}, cites=["r1.budget"]).approved
+    session.commit("Not changed", "Budget kept")
+    [*_, bundle] = repo.bundles()
+    assert [d.approved for d in bundle.decisions] == [False, True]
+    with pytest.raises(UsageError, match="already committed"):
+        session.record([add("late")])
+
+
+def test_a_superseded_state_is_stale_for_the_guard(store: Store, repo: Repository) -> None:
+    _first_request(store, repo.namespace)
+    session = Session.start(repo, "Lower the budget, then pay")
+    session.reveal(["r1.budget"])
+    lowered = add(
+        "budget",
+        "constraint",
+        "Hotel budget 100 EUR a night",
+        "At most 100 EUR",
+        relations=[{"type": "SUPERSEDES", "target": "r1.budget"}],
+    )
+    assert session.record([lowered]).applied
+    stale = session.guard("pay", {"amount": 150}, cites=["r1.budget"])
+    assert not stale.approved and "SUPERSEDED by r2.budget" in stale.reason
+    assert session.guard("pay", {"amount": 100}, cites=["r2.budget"]).approved
+    session.discard()
+    assert repo.load_draft() is None and len(repo.history()) == 1

@@ -26,28 +26,27 @@ def protocol(limits: Limits) -> str:
     categories = "; ".join(f"{c.value} ({c.description})" for c in Category)
     relations = "; ".join(f"{r.value} ({r.description})" for r in RelationType)
     return f"""You are an agent with a typed memory of past requests. At every step reply with one
-JSON object {{"delta": [...], "access": [...], "action": ...}} following the given schema.
+JSON object {{"delta", "access", "action"}} following the given schema.
 
-delta: operations on THIS request's states, applied atomically: if one is invalid, none is, and
-the next step says why.
-- add: key (snake_case; the state's id is <request id>.<key>), category, summary (one line, shown
-  in later indexes), content (every detail), relations [{{type, target: a visible id or a key of
-  this request}}], evidence [observation ids of this request].
+delta: atomic operations on THIS request's states (one invalid op voids all; the next step
+says why).
+- add: key (snake_case; id <request id>.<key>), category, summary (one line for later indexes),
+  content (all detail), relations [{{type, target: a visible id or a key of this request}}],
+  evidence [observation ids of this request].
 - update (summary, content) and remove: only keys added in THIS request.
-Record what later requests may need: preferences, constraints, facts from tools (with their
-evidence), decisions and why, artifacts. Past states never change: to correct one, add a state
-that SUPERSEDES it.
+Record what later requests need: preferences, constraints, facts from tools with evidence,
+decisions and why, artifacts. Past states never change: correct one with a new state that
+SUPERSEDES it.
 
 access: up to {limits.max_access_per_step} ids per step: index states, collapsed requests ("r3"),
-ids at the other end of revealed relations (closed until accessed). Their content shows from
-your NEXT step: to wait for it, set action null; an action that does not need it can go now.
+far ends of revealed relations (closed until accessed). Content shows from your NEXT step: set
+action null to wait for it, or act now if the action does not need it.
 
-action: a tool call {{type: "tool", name, arguments, cites: ids of the states it relies on,
-required for consequential tools}}, a final answer {{type: "final", answer, summary: one line
-for the index}}, or null.
+action: {{type: "tool", name, arguments, cites: ids relied on (consequential tools need
+them)}}, {{type: "final", answer, summary: one line for the index}}, or null.
 
 Categories: {categories}.
-Relation types, from the new state to its target: {relations}."""
+Relation types, new state -> target: {relations}."""
 
 
 def tools_section(tools: Iterable[Tool]) -> str:

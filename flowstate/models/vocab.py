@@ -29,11 +29,11 @@ class Category(StrEnum):
 
 
 _CATEGORY_TEXT = {
-    Category.PREFERENCE: "soft; may be traded off",
-    Category.CONSTRAINT: "a requirement; must hold",
-    Category.ENVIRONMENT: "facts about the world and tools",
+    Category.PREFERENCE: "soft",
+    Category.CONSTRAINT: "must hold",
+    Category.ENVIRONMENT: "facts of the world and tools",
     Category.DECISION: "a choice and why",
-    Category.ARTIFACT: "a plan, booking, draft",
+    Category.ARTIFACT: "plan, booking, draft",
 }
 
 
@@ -53,10 +53,10 @@ class RelationType(StrEnum):
 
 _RELATION_TEXT = {
     RelationType.DERIVED_FROM: "inferred from it",
-    RelationType.DEPENDS_ON: "valid only while it is",
+    RelationType.DEPENDS_ON: "valid while it is",
     RelationType.REFINES: "narrows it",
-    RelationType.SUPERSEDES: "replaces it; it is stale",
-    RelationType.CONTRADICTS: "conflicts; both kept",
+    RelationType.SUPERSEDES: "it is stale",
+    RelationType.CONTRADICTS: "both kept",
 }
 
 # A state cites a raw tool observation as evidence through this relationship type.

@@ -114,17 +114,19 @@ def test_a_different_protocol_shares_nothing_cacheable() -> None:
 
 
 def test_the_protocol_still_states_every_rule_a_model_must_follow() -> None:
-    text = protocol(Limits(max_access_per_step=5))
+    text = " ".join(protocol(Limits(max_access_per_step=5)).split())
     for rule in (
         "delta",
         "access",
         "action",
-        "atomically",  # one invalid op rejects the whole delta
+        "atomic",
+        "one invalid op voids all",
         "only keys added in THIS request",  # update/remove
         "SUPERSEDES",  # the only way to correct the past
         "up to 5 ids per step",  # K
         "NEXT step",  # revealed content is visible from the next call
-        "set action null",  # deferral
+        "set action null to wait",  # deferral
+        "act now if the action does not need it",
         "closed until accessed",  # relation ends
         "consequential tools",  # cites
         "evidence",

@@ -63,7 +63,9 @@ def messages(
 ) -> list[Message]:
     system = protocol(limits) + "\n\n" + tools_section(tools)
     parts = [
-        f"# Historical State Index ({index.tokens} tokens)\n{index.text}",
+        # No token count in the header: it changes at every commit and would end the prefix
+        # that consecutive requests share (and that provider prompt caching reuses) right here.
+        f"# Historical State Index\n{index.text}",
         "# Active State\n" + active_state_text(active, recent_observations),
         f"# User request ({active.request_id})\n{active.text}",
     ]
@@ -150,7 +152,8 @@ def _actions(active: ActiveState, recent: int) -> list[str]:
     lines: list[str] = []
     shown = [r.observation for r in active.log if r.observation][-recent:]
     for record in active.log:
-        lines.append(f"- step {record.step}: {record.action}")
+        # A call that ran is named once, by its observation line below.
+        lines.append(f"- step {record.step}:" + ("" if record.observation else f" {record.action}"))
         if record.observation:
             limit = (
                 RECENT_OBSERVATION_CHARS if record.observation in shown else OLD_OBSERVATION_CHARS

@@ -10,9 +10,9 @@ Provider prompt caching (OpenAI, Anthropic, Gemini) reuses the longest prefix a 
 byte for byte with an earlier one; `shared_prefix` measures it between consecutive calls.
 
 >>> parts = part_tokens([{"role": "system", "content": "rules\\n\\nTools:\\nf(): g"},
-...                      {"role": "user", "content": "# Historical State Index (1 tokens)\\nx"}])
+...                      {"role": "user", "content": "# Historical State Index\\nx"}])
 >>> parts["protocol"], parts["tools"], parts["index"], sum(parts.values())
-(1, 5, 9, 27)
+(1, 5, 6, 24)
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from flowstate.tokens import count_messages, count_tokens
 PARTS = ("protocol", "tools", "index", "active_state", "request", "rejections", "framing")
 _TOOLS = "\n\nTools"
 _USER_HEADERS = (  # (part, the header that starts it), in prompt order
-    ("index", "# Historical State Index ("),
+    ("index", "# Historical State Index\n"),
     ("active_state", "\n\n# Active State\n"),
     ("request", "\n\n# User request ("),
     ("rejections", "\n\n# Rejected at your previous step\n"),

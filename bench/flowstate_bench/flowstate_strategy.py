@@ -20,6 +20,7 @@ from flowstate.api import FlowState
 from flowstate.engine.driver import CallModel, RunTool, Start, StepDriver
 from flowstate.engine.index import RenderedIndex
 from flowstate.engine.prompt import Message
+from flowstate.engine.prompt_parts import split
 from flowstate.engine.step import AgentConfig, StepLogic
 from flowstate.engine.tools import Tool
 from flowstate.llm.client import Completion
@@ -33,7 +34,7 @@ from flowstate_bench.scenarios import Fact, Turn
 from flowstate_bench.strategies import Prompted
 
 _REQUEST = re.compile(r"# User request \(r(\d+)\)")
-_INDEX_TOKENS = re.compile(r"# Historical State Index \((\d+) tokens\)")
+INDEX_HEADER = "# Historical State Index\n"
 NO_INDEX = "(not used: every past state is in the Active State)"
 
 
@@ -95,6 +96,12 @@ def _read(fact: Fact, prompt: str) -> str:
     return f"The {fact.attribute} for {fact.service} is {value}."
 
 
+def _index_tokens(messages: list[dict[str, str]]) -> int:
+    """Tokens of the index text a prompt showed (its header aside), counted as the engine
+    counts them against the budget."""
+    return count_tokens(split(messages)["index"].removeprefix(INDEX_HEADER))
+
+
 def _write_only(replies: list[str]) -> int:
     """Steps whose output only records states: no access, no action."""
     outs = [StepOutput.model_validate_json(r) for r in replies if r]
@@ -140,9 +147,7 @@ def run(store: Store, turns: Sequence[Turn], config: AgentConfig | None = None) 
                 raise RuntimeError(f"{turn.ticket}: {result.error or 'rules rejected the policy'}")
             replies = [c.reply or "" for c in model.calls[-len(result.calls) :]]
             psa.append(Prompted(result.prompts, memory_write_calls=_write_only(replies)))
-            index_tokens.append(
-                max(int(_INDEX_TOKENS.search(p[-1]["content"]).group(1)) for p in result.prompts)
-            )
+            index_tokens.append(max(_index_tokens(p) for p in result.prompts))
             calls.append(len(result.calls))
         seconds = time.perf_counter() - started
         no_psa = without_psa(fs, turns, tool, config)

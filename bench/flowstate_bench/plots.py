@@ -73,6 +73,30 @@ def token_ratio_recall(tokens: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def token_parts(tokens: dict[str, Any], path: Path) -> None:
+    """FlowState's prompt tokens per request, stacked by prompt part, at each depth."""
+    plt = _pyplot()
+    depths = [d for d, f in tokens["by_depth"].items() if "parts" in f["flowstate"]]
+    columns = [tokens["by_depth"][d]["flowstate"]["parts"] for d in depths]
+    labels = [f"depth {d}" for d in depths]
+    if tokens.get("demo"):
+        n = max(len(tokens["demo"]["rows"]), 1)
+        columns.append({p: v / n for p, v in tokens["demo"]["parts"].items()})
+        labels.append("demo")
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    bottom = [0.0] * len(columns)
+    for part in columns[0]:
+        values = [c[part] for c in columns]
+        ax.bar(labels, values, bottom=bottom, label=part.replace("_", " "))
+        bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+    ax.set(ylabel="prompt tokens per request (all calls)", title="FlowState prompt by part")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def write_all(report: dict[str, Any], out: Path) -> list[str]:
     """Every plot the report has data for; returns the file names written."""
     written = []
@@ -83,4 +107,7 @@ def write_all(report: dict[str, Any], out: Path) -> list[str]:
         token_series(report["tokens"], out / "tokens_per_request.png")
         token_ratio_recall(report["tokens"], out / "tokens_ratio_recall.png")
         written += ["tokens_per_request.png", "tokens_ratio_recall.png"]
+        if any("parts" in f["flowstate"] for f in report["tokens"]["by_depth"].values()):
+            token_parts(report["tokens"], out / "tokens_parts.png")
+            written.append("tokens_parts.png")
     return written

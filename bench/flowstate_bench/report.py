@@ -82,6 +82,30 @@ def token_table(tokens: dict[str, Any]) -> list[str]:
     return _table(header, rows)
 
 
+def parts_table(tokens: dict[str, Any]) -> list[str]:
+    """FlowState's prompt tokens per request by part, and the share a prompt cache reuses."""
+    depths = {d: f["flowstate"] for d, f in tokens["by_depth"].items() if "parts" in f["flowstate"]}
+    if not depths:
+        return []
+    names = list(next(iter(depths.values()))["parts"])
+    header = ["depth", *[n.replace("_", " ") for n in names], "repeated prefix"]
+    rows = [
+        [d, *[f"{f['parts'][n]:,.0f}" for n in names], f"{f['prefix_share']:.0%}"]
+        for d, f in depths.items()
+    ]
+    demo = tokens.get("demo")
+    if demo:
+        n = max(len(demo["rows"]), 1)
+        rows.append(
+            [
+                "demo",
+                *[f"{demo['parts'][p] / n:,.0f}" for p in names],
+                f"{demo['prefix_share']:.0%}",
+            ]
+        )
+    return _table(header, rows)
+
+
 def target_table(targets: list[dict[str, Any]]) -> list[str]:
     mark = {"met": "met", "missed": "**missed**", "not measured": "not measured"}
     rows = [[t["goal"], mark[t["status"]], t["figure"]] for t in targets]
@@ -117,6 +141,18 @@ def markdown(report: dict[str, Any]) -> str:
             "",
             *token_table(report["tokens"]),
         ]
+        parts = parts_table(report["tokens"])
+        if parts:
+            out += [
+                "",
+                "FlowState's prompt tokens per request, by part (every call of the request "
+                "summed; framing is the chat format's per-message tokens, blank lines and the "
+                "step line). Repeated prefix: the mean share of a call's prompt that repeats the "
+                "previous call's byte for byte, which provider prompt caching can bill at the "
+                "cached rate (providers cache from about 1,024 tokens on).",
+                "",
+                *parts,
+            ]
     if report.get("notes"):
         out += ["", "## Notes", "", *[f"- {n}" for n in report["notes"]]]
     if report.get("plots"):

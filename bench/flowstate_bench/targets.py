@@ -100,7 +100,43 @@ def token_targets(tokens: dict[str, Any]) -> list[dict[str, Any]]:
             else "",
         )
     )
-    return out
+    return out + demo_targets(tokens)
+
+
+DEMO_SAVING = 0.40
+FIRST_REQUEST_RATIO = 1.5
+
+
+def demo_targets(tokens: dict[str, Any]) -> list[dict[str, Any]]:
+    demo = tokens.get("demo")
+    if not demo:
+        return [
+            _target("demo_saving", "the demo saves >= 40% of prompt tokens", None, ""),
+            _target("first_request", "the first request within 1.5x of full history", None, ""),
+        ]
+    first = demo["first_request_ratio"]
+    parts = demo["parts"]
+    fixed = parts["protocol"] + parts["tools"]
+    return [
+        _target(
+            "demo_saving",
+            "the demo saves >= 40% of prompt tokens over its eight requests, same answers",
+            demo["saving"] >= DEMO_SAVING and demo["same_answer"],
+            f"{demo['saving']:.1%} ({demo['prompt_tokens']:,} vs {demo['full_history_tokens']:,}"
+            f" tokens, {demo['calls']} calls); final total "
+            f"{'reached' if demo['same_answer'] else 'NOT reached'}; against a replay agent that "
+            f"never waits for memory and replays only its actions: {demo['lean_saving']:.1%}",
+        ),
+        _target(
+            "first_request",
+            "the first request's prompt within 1.5x of full history",
+            first <= FIRST_REQUEST_RATIO,
+            f"demo {first:.2f}x; bench scenario {tokens.get('first_request_ratio', 0):.2f}x. "
+            f"Protocol and tools are {fixed / demo['prompt_tokens']:.0%} of the demo's tokens: "
+            "a fixed price per call that a first request, with no history to save, cannot "
+            "earn back",
+        ),
+    ]
 
 
 def judge(report: dict[str, Any]) -> list[dict[str, Any]]:

@@ -13,9 +13,15 @@ Everything is deterministic, so one run is the measurement.
 from __future__ import annotations
 
 import statistics
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from flowstate.api import FlowState
+from flowstate.demo.runner import run_demo
+from flowstate.demo.scenario import EXPECTED_TOTAL_EUR, scripted_policy
+from flowstate.engine.prompt_parts import PARTS, prefix_shares, total_parts
+from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate.store import Store
 from flowstate_bench import flowstate_strategy
 from flowstate_bench.scenarios import Turn, scenario
@@ -52,6 +58,44 @@ def depth_figures(turns: Sequence[Turn], runs: Sequence[Prompted]) -> dict[str, 
     }
 
 
+def prompt_costs(runs: Sequence[Prompted]) -> dict[str, Any]:
+    """What FlowState's calls cost by prompt part (mean per request), and the share of each
+    call that repeats the previous one byte for byte (what a provider's prompt cache reuses)."""
+    prompts = [p for run in runs for p in run.prompts]
+    total = total_parts(prompts)
+    shares = prefix_shares(prompts)
+    return {
+        "parts": {part: round(total[part] / len(runs), 1) for part in PARTS},
+        "prefix_share": round(statistics.fmean(shares), 4) if shares else 0.0,
+    }
+
+
+def demo_figures(store: Store) -> dict[str, Any]:
+    """`flowstate demo` in a namespace of its own: its totals, and whether it still reached
+    the expected answer."""
+    name = f"bench_demo_{uuid.uuid4().hex[:8]}"
+    fs = FlowState(store, name)
+    model = ScriptedModel.policy(name, scripted_policy)
+    try:
+        demo = run_demo(fs, model.client())
+    finally:
+        unregister(name)
+        fs.repository.forget_namespace()
+    return demo.as_dict()["totals"] | {
+        "rows": [
+            {
+                "request": r.request_id,
+                "prompt_tokens": r.prompt_tokens,
+                "full_history_tokens": r.full_history_tokens,
+                "steps": r.steps,
+            }
+            for r in demo.rows
+        ],  # fmt: skip
+        "calls": sum(r.steps for r in demo.rows),
+        "same_answer": f"total {EXPECTED_TOTAL_EUR} EUR" in demo.rows[-1].answer,
+    }
+
+
 def run_suite(
     store: Store, depths: Sequence[int] = DEPTHS, seed: int = 0, say: Say = print
 ) -> dict[str, Any]:
@@ -75,10 +119,15 @@ def run_suite(
             )
         figures["flowstate"]["index_tokens_max"] = max(fs.index_tokens[:depth])
         figures["flowstate"]["index_budget"] = fs.index_budget
+        figures["flowstate"] |= prompt_costs(fs.psa[:depth])
         by_depth[str(depth)] = figures
+    series = {name: [p.prompt_tokens for p in runs] for name, runs in per_strategy.items()}
+    say("token suite: the demo's eight requests")
     return {
         "by_depth": by_depth,
-        "series": {name: [p.prompt_tokens for p in runs] for name, runs in per_strategy.items()},
+        "first_request_ratio": round(series["flowstate"][0] / series["full_context"][0], 4),
+        "demo": demo_figures(store),
+        "series": series,
         "index_tokens": fs.index_tokens,
         "settings": {
             "seed": seed,

@@ -127,6 +127,18 @@ def _print_report(console: Console, report: DemoReport) -> None:
         style="bold",
     )
     console.print(table)
+    parts = report.parts
+    console.print(
+        "\nFlowState's prompt tokens by part: "
+        + ", ".join(f"{p.replace('_', ' ')} {n:,}" for p, n in parts.items() if n)
+        + f". A call repeats {report.prefix_share:.0%} of the previous call's prompt "
+        "byte for byte (what provider prompt caching reuses)."
+    )
+    lean = report.as_dict()["totals"]["lean_full_history_tokens"]
+    console.print(
+        f"Against a replay agent that never waits for memory and replays only its actions "
+        f"({lean:,} tokens), the saving is {report.lean_saving:.0%}."
+    )
     console.print(f"\nLast answer: {report.rows[-1].answer}\n")
     console.print(
         "Tokens are counted with the same tokenizer on the real message lists of the "

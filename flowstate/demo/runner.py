@@ -3,10 +3,13 @@
 The full-history figure is what an agent that replays every earlier message would send at the
 same steps: the same tools, every past user message, model reply and tool result, then this
 request's messages so far. Both sides are counted with the same tokenizer on real message lists.
+A stricter "lean" figure is kept beside it (see `FullHistory`), and FlowState's tokens are
+split into the prompt's parts, with the share of each call a provider's prompt cache can reuse.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
@@ -15,6 +18,7 @@ from flowstate.demo.scenario import REQUESTS
 from flowstate.demo.tools import TripDesk
 from flowstate.engine.agent import RunResult
 from flowstate.engine.prompt import tools_section
+from flowstate.engine.prompt_parts import PARTS, prefix_shares, total_parts
 from flowstate.engine.step import AgentConfig, Approval
 from flowstate.llm.client import ModelClient
 from flowstate.models.active import ActiveState
@@ -38,6 +42,8 @@ class RequestRow:
     revealed: int
     prompt_tokens: int
     full_history_tokens: int
+    lean_full_history_tokens: int  # the stricter baseline: see FullHistory
+    parts: dict[str, int]  # prompt tokens by part, summed over the request's calls
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,17 @@ class DemoReport:
     namespace: str
     model: str
     rows: list[RequestRow]
+    prefix_share: float  # mean share of a call's prompt repeating the previous call's
+
+    @property
+    def parts(self) -> dict[str, int]:
+        return {p: sum(r.parts[p] for r in self.rows) for p in PARTS}
+
+    @property
+    def first_request_ratio(self) -> float:
+        """The first request's prompt tokens over the full-history way's."""
+        first = self.rows[0]
+        return first.prompt_tokens / first.full_history_tokens if first.full_history_tokens else 0
 
     @property
     def prompt_tokens(self) -> int:
@@ -59,6 +76,11 @@ class DemoReport:
         full = self.full_history_tokens
         return 1 - self.prompt_tokens / full if full else 0.0
 
+    @property
+    def lean_saving(self) -> float:
+        lean = sum(r.lean_full_history_tokens for r in self.rows)
+        return 1 - self.prompt_tokens / lean if lean else 0.0
+
     def as_dict(self) -> dict:
         return {
             "namespace": self.namespace,
@@ -68,25 +90,40 @@ class DemoReport:
                 "prompt_tokens": self.prompt_tokens,
                 "full_history_tokens": self.full_history_tokens,
                 "saving": round(self.saving, 4),
+                "lean_full_history_tokens": sum(r.lean_full_history_tokens for r in self.rows),
+                "lean_saving": round(self.lean_saving, 4),
+                "first_request_ratio": round(self.first_request_ratio, 4),
+                "prefix_share": round(self.prefix_share, 4),
+                "parts": self.parts,
             },
         }
 
 
 class FullHistory:
-    """The messages a replay-everything agent would accumulate, counted step by step."""
+    """The messages a replay-everything agent would accumulate, counted step by step.
 
-    def __init__(self, tools_text: str, model: str | None) -> None:
+    By default it is charged at FlowState's steps with FlowState's replies. `lean=True` is the
+    stricter comparison: a replay agent calls the model only where FlowState acted (a tool call
+    or the answer), never for a step that waited for memory to open, and its replies are those
+    actions alone, without FlowState's memory deltas.
+    """
+
+    def __init__(self, tools_text: str, model: str | None, lean: bool = False) -> None:
         self.system = {"role": "system", "content": FULL_HISTORY_SYSTEM + "\n\n" + tools_text}
         self.past: list[dict[str, str]] = []
         self.model = model
+        self.lean = lean
 
     def request(self, text: str, result: RunResult) -> int:
         """Prompt tokens of each step of this request, summed; then it joins the history."""
         current = [{"role": "user", "content": text}]
         total = 0
         for step, reply in enumerate(result.replies, start=1):
+            said = _action(reply) if self.lean else reply
+            if said is None:
+                continue
             total += count_messages([self.system, *self.past, *current], self.model)
-            current.append({"role": "assistant", "content": reply})
+            current.append({"role": "assistant", "content": said})
             for obs in result.observations:
                 if obs.step == step:
                     current.append(
@@ -94,6 +131,17 @@ class FullHistory:
                     )
         self.past += current
         return total
+
+
+def _action(reply: str) -> str | None:
+    """The reply's action as the replay agent would write it; None for a step without one."""
+    try:
+        action = json.loads(reply).get("action")
+    except (ValueError, AttributeError):
+        return reply  # unparsable: the replay agent is charged for the same text
+    if not action:
+        return None
+    return json.dumps({"action": action}, ensure_ascii=False)
 
 
 def auto_approve(asked: Approval) -> bool:
@@ -114,11 +162,14 @@ def run_demo(
     agent = fs.agent(model, tools=tools, config=AgentConfig(max_steps=8), approve=approve)
     agent.on_step = on_step
     full = FullHistory(tools_section(tools), getattr(model, "model", None))
+    lean = FullHistory(tools_section(tools), full.model, lean=True)
     rows: list[RequestRow] = []
+    prompts: list[list[dict[str, str]]] = []
     for n, text in enumerate(REQUESTS, start=1):
         on_request(n, text)
         result = agent.run(text)
         sent = sum(count_messages(p, full.model) for p in result.prompts)
+        prompts += result.prompts
         row = RequestRow(
             result.request_id,
             text,
@@ -129,7 +180,11 @@ def run_demo(
             len(result.revealed),
             sent,
             full.request(text, result),
+            lean.request(text, result),
+            total_parts(result.prompts, full.model),
         )
         rows.append(row)
         on_done(row)
-    return DemoReport(fs.namespace, getattr(model, "model", "?"), rows)
+    shares = prefix_shares(prompts, full.model)
+    mean_share = sum(shares) / len(shares) if shares else 0.0
+    return DemoReport(fs.namespace, getattr(model, "model", "?"), rows, mean_share)

@@ -16,7 +16,7 @@ _INDEX_LINE = re.compile(
     r"^  (r\d+)\.([a-z][a-z0-9_]*) \[(\w+)\] (.*?)(?:  \(SUPERSEDED by (\S+)\))?$", re.M
 )
 _REVEALED = re.compile(r"^- (r\d+\.[a-z][a-z0-9_]*) \[\w+\] .*\n  content: (.*)$", re.M)
-_OWN = re.compile(r"^- (r\d+)\.([a-z][a-z0-9_]*) \(key \2\) \[\w+\] .*\n  content: (.*)$", re.M)
+_OWN = re.compile(r"^- (r\d+)\.([a-z][a-z0-9_]*) \[\w+\] .*\n  content: (.*)$", re.M)
 _COLLAPSED = re.compile(r"^(r\d+): .*\[\d+ states?; collapsed: access \1\]$", re.M)
 _OBSERVATION = re.compile(r"^  - (r\d+\.o\d+) (\w+)\(.*?\) \[(ok|error)\]\n  output: (.*)$", re.M)
 
@@ -69,9 +69,9 @@ def parse(messages: list[dict[str, Any]]) -> PromptView:
     # Index lines and the state lists of opened (collapsed) requests share one format.
     for rid, key, _cat, _summary, superseded in _INDEX_LINE.findall(text):
         view.index[f"{rid}.{key}"] = {"key": key, "superseded_by": superseded or None}
-    for sid, content in _REVEALED.findall(text):
+    for sid, content in _REVEALED.findall(_section(text, "Revealed past states")):
         view.revealed[sid] = content
-    for _rid, key, content in _OWN.findall(text):
+    for _rid, key, content in _OWN.findall(_section(text, "States of this request")):
         view.own[key] = content
     for oid, tool, _status, output in _OBSERVATION.findall(text):
         view.observations[oid] = (tool, output)
@@ -80,3 +80,9 @@ def parse(messages: list[dict[str, Any]]) -> PromptView:
     if "# Rejected at your previous step" in text:
         view.rejections = text.split("# Rejected at your previous step", 1)[1]
     return view
+
+
+def _section(text: str, title: str) -> str:
+    """One `## title` section of the Active State ("" when the prompt has none)."""
+    found = re.search(rf"^## {re.escape(title)}\b.*?\n(.*?)(?=^## |^# |\Z)", text, re.M | re.S)
+    return found.group(1) if found else ""

@@ -4,10 +4,10 @@ model sees exactly what the rules check against."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
 from flowstate.engine.index import RenderedIndex, state_line
+from flowstate.engine.tool_text import tools_text
 from flowstate.engine.tools import Tool
 from flowstate.models.active import ActiveState
 from flowstate.models.records import Observation, StateNode
@@ -22,59 +22,35 @@ Message = dict[str, str]
 
 
 def protocol(limits: Limits) -> str:
-    categories = "\n".join(f"  - {c.value}: {c.description}" for c in Category)
-    relations = "\n".join(f"  - {r.value}: {r.description}" for r in RelationType)
-    return f"""You are an agent with a persistent, typed memory of past requests.
-At every step reply with ONE JSON object: {{"delta": [...], "access": [...], "action": ...}}
+    """The rules, as short as a model can still follow them; identical at every call."""
+    categories = "; ".join(f"{c.value} ({c.description})" for c in Category)
+    relations = "; ".join(f"{r.value} ({r.description})" for r in RelationType)
+    return f"""You are an agent with a typed memory of past requests. At every step reply with one
+JSON object {{"delta", "access", "action"}} following the given schema.
 
-delta: changes to the states of THIS request. It is atomic: if any operation is invalid, none is
-applied and you are told why at the next step. Operations:
-  {{"op": "add", "key": "snake_case_key", "category": "<category>", "summary": "<one line>",
-   "content": "<full detail>", "relations": [{{"type": "<TYPE>", "target": "<id or key>"}}],
-   "evidence": ["<observation id of this request>"]}}
-  {{"op": "update", "key": "<key of a state of THIS request>", "summary": "...", "content": "..."}}
-  {{"op": "remove", "key": "<key of a state of THIS request>"}}
-Record what later requests may need: the user's preferences and constraints, facts learned from
-tools (cite the observation ids as evidence), decisions with their reasons, artifacts produced.
-The summary is what the index shows in later requests; the content holds every detail.
-Past states are never changed: to correct one, add a new state with a SUPERSEDES relation to it.
-Removing a state also drops its relations and evidence.
+delta: atomic operations on THIS request's states (one invalid op voids all; the next step
+says why).
+- add: key (snake_case; id <request id>.<key>), category, summary (one line for later indexes),
+  content (all detail), relations [{{type, target: a visible id or a key of this request}}],
+  evidence [observation ids of this request].
+- update (summary, content) and remove: only keys added in THIS request.
+Record what later requests need: preferences, constraints, facts from tools with evidence,
+decisions and why, artifacts. Past states never change: correct one with a new state that
+SUPERSEDES it.
 
-access: ids of past states (from the Historical State Index or from revealed relations) whose
-content you need, at most {limits.max_access_per_step} per step. Their content appears in the Active
-State at your NEXT step: when you need it before acting, set action to null for this step.
-A revealed relation shows only its type and the other end's id; access that id to open it.
-Access a collapsed request id (like "r3") to list its states.
+access: up to {limits.max_access_per_step} ids per step: index states, collapsed requests ("r3"),
+far ends of revealed relations (closed until accessed). Content shows from your NEXT step: set
+action null to wait for it, or act now if the action does not need it.
 
-action: one of
-  {{"type": "tool", "name": "<tool>", "arguments": {{...}}, "cites": ["<state ids relied on>"]}}
-  {{"type": "final", "answer": "<answer to the user>", "summary": "<one line for the index>"}}
-  null: no action this step.
+action: {{type: "tool", name, arguments, cites: ids relied on (consequential tools need
+them)}}, {{type: "final", answer, summary: one line for the index}}, or null.
 
-Categories:
-{categories}
-Relation types (from the new state to its target):
-{relations}"""
+Categories: {categories}.
+Relation types, new state -> target: {relations}."""
 
 
 def tools_section(tools: Iterable[Tool]) -> str:
-    listed = [t.schema()["function"] | {"consequential": t.consequential} for t in tools]
-    if not listed:
-        return "Tools: none. Answer with a final action."
-    return "Tools (JSON schemas):\n" + "\n".join(
-        json.dumps(_untitled(t), ensure_ascii=False, separators=(",", ":")) for t in listed
-    )
-
-
-def _untitled(schema: object) -> object:
-    """Drop pydantic's generated `title` keys: they repeat the property names."""
-    if isinstance(schema, dict):
-        return {
-            k: _untitled(v) for k, v in schema.items() if k != "title" or not isinstance(v, str)
-        }
-    if isinstance(schema, list):
-        return [_untitled(v) for v in schema]
-    return schema
+    return tools_text(tools)
 
 
 def messages(
@@ -87,7 +63,9 @@ def messages(
 ) -> list[Message]:
     system = protocol(limits) + "\n\n" + tools_section(tools)
     parts = [
-        f"# Historical State Index ({index.tokens} tokens)\n{index.text}",
+        # No token count in the header: it changes at every commit and would end the prefix
+        # that consecutive requests share (and that provider prompt caching reuses) right here.
+        f"# Historical State Index\n{index.text}",
         "# Active State\n" + active_state_text(active, recent_observations),
         f"# User request ({active.request_id})\n{active.text}",
     ]
@@ -122,16 +100,21 @@ def active_state_text(active: ActiveState, recent_observations: int) -> str:
         ),
         _section("Actions so far", _actions(active, recent_observations)),
     ]
-    return "\n".join(sections)
+    # The request's own states always show, "(none)" included: it says nothing was recorded
+    # (or a delta was refused). Other sections appear only once they have something.
+    return "\n".join(s for i, s in enumerate(sections) if i == 0 or not s.endswith(_EMPTY))
+
+
+_EMPTY = "\n(none)"
 
 
 def _section(title: str, items: list[str]) -> str:
-    return f"## {title}\n" + ("\n".join(items) if items else "(none)")
+    return f"## {title}\n" + ("\n".join(items) if items else _EMPTY[1:])
 
 
 def _own_state(state: StateNode, active: ActiveState) -> str:
     lines = [
-        f"- {state.id} (key {state.key}) [{state.category.value}] {state.summary}",
+        f"- {state.id} [{state.category.value}] {state.summary}",
         f"  content: {state.content}",
     ]
     rels = [f"{r.type.value} -> {r.target}" for r in active.relations if r.source == state.id]
@@ -169,7 +152,8 @@ def _actions(active: ActiveState, recent: int) -> list[str]:
     lines: list[str] = []
     shown = [r.observation for r in active.log if r.observation][-recent:]
     for record in active.log:
-        lines.append(f"- step {record.step}: {record.action}")
+        # A call that ran is named once, by its observation line below.
+        lines.append(f"- step {record.step}:" + ("" if record.observation else f" {record.action}"))
         if record.observation:
             limit = (
                 RECENT_OBSERVATION_CHARS if record.observation in shown else OLD_OBSERVATION_CHARS

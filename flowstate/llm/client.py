@@ -185,14 +185,33 @@ def response_format(schema: type[BaseModel]) -> dict[str, Any]:
         "type": "json_schema",
         "json_schema": {
             "name": schema.__name__,
-            "schema": schema.model_json_schema(),
+            "schema": compact_schema(schema),
             "strict": False,
         },
     }
 
 
+def compact_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema without what costs tokens at every call and tells a model nothing:
+    pydantic's `title`s (they repeat the names) and `discriminator`s (the `const` of each
+    branch already says which one applies)."""
+    return _without_noise(schema.model_json_schema())  # type: ignore[no-any-return]
+
+
+def _without_noise(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            k: _without_noise(v)
+            for k, v in node.items()
+            if k != "discriminator" and not (k == "title" and isinstance(v, str))
+        }
+    if isinstance(node, list):
+        return [_without_noise(v) for v in node]
+    return node
+
+
 def json_instruction(schema: type[BaseModel]) -> str:
-    schema_text = json.dumps(schema.model_json_schema(), separators=(",", ":"))
+    schema_text = json.dumps(compact_schema(schema), separators=(",", ":"))
     return (
         "Reply with exactly one JSON object and nothing else (no prose, no code fence). "
         f"It must follow this JSON schema:\n{schema_text}"

@@ -29,11 +29,11 @@ class Category(StrEnum):
 
 
 _CATEGORY_TEXT = {
-    Category.PREFERENCE: "user preference (soft; may be traded off)",
-    Category.CONSTRAINT: "user requirement or constraint (must hold)",
-    Category.ENVIRONMENT: "environment knowledge or property (facts about the world and tools)",
-    Category.DECISION: "agent judgment or decision (a choice and why)",
-    Category.ARTIFACT: "agent artifact or output (plans, bookings, drafts)",
+    Category.PREFERENCE: "soft",
+    Category.CONSTRAINT: "must hold",
+    Category.ENVIRONMENT: "facts of the world and tools",
+    Category.DECISION: "a choice and why",
+    Category.ARTIFACT: "plan, booking, draft",
 }
 
 
@@ -52,11 +52,11 @@ class RelationType(StrEnum):
 
 
 _RELATION_TEXT = {
-    RelationType.DERIVED_FROM: "was inferred from the target",
-    RelationType.DEPENDS_ON: "holds only while the target holds",
-    RelationType.REFINES: "narrows or details the target",
-    RelationType.SUPERSEDES: "replaces the target, which is stale or wrong from now on",
-    RelationType.CONTRADICTS: "conflicts with the target (both kept, conflict recorded)",
+    RelationType.DERIVED_FROM: "inferred from it",
+    RelationType.DEPENDS_ON: "valid while it is",
+    RelationType.REFINES: "narrows it",
+    RelationType.SUPERSEDES: "it is stale",
+    RelationType.CONTRADICTS: "both kept",
 }
 
 # A state cites a raw tool observation as evidence through this relationship type.

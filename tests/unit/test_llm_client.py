@@ -24,7 +24,7 @@ from flowstate.llm import (
     ScriptedModel,
 )
 from flowstate.llm._litellm import litellm
-from flowstate.llm.client import check_model
+from flowstate.llm.client import check_model, compact_schema
 from flowstate.models import AddOp, Category, FinalAnswer, StepOutput, ToolCall
 from flowstate.tokens import count_messages, count_tokens
 
@@ -290,10 +290,19 @@ def test_structured_output_sends_the_json_schema() -> None:
         "type": "json_schema",
         "json_schema": {
             "name": "StepOutput",
-            "schema": StepOutput.model_json_schema(),
+            "schema": compact_schema(StepOutput),
             "strict": False,
         },
     }
+
+
+def test_the_sent_schema_drops_titles_and_discriminators_only() -> None:
+    full, sent = StepOutput.model_json_schema(), compact_schema(StepOutput)
+    text = json.dumps(sent)
+    assert '"title"' not in text and "discriminator" not in text
+    assert sent["$defs"].keys() == full["$defs"].keys()
+    assert sent["$defs"]["AddOp"]["required"] == full["$defs"]["AddOp"]["required"]
+    assert len(text) < 0.85 * len(json.dumps(full))
 
 
 def test_schema_support_comes_from_litellm() -> None:
@@ -397,4 +406,5 @@ def test_scripted_clients_send_the_schema_as_response_format_by_default() -> Non
     (call,) = model.calls
     assert call.messages == ASK  # nothing added to the prompt
     assert call.response_format is not None
-    assert call.response_format["json_schema"]["schema"]["title"] == "StepOutput"
+    assert call.response_format["json_schema"]["name"] == "StepOutput"
+    assert "delta" in call.response_format["json_schema"]["schema"]["properties"]

@@ -78,6 +78,8 @@ def test_targets_met_and_missed() -> None:
         "tokens_depth_50": "met",
         "index_within_budget": "met",
         "no_extra_calls": "met",
+        "demo_saving": "not measured",
+        "first_request": "not measured",
     }
     missed = _status(_report(step=(5.0, 20.0), ratio=0.3))
     assert missed["step_overhead_p50"] == missed["step_overhead_p99"] == "missed"
@@ -111,3 +113,51 @@ def test_json_and_plots_are_written(tmp_path: Path) -> None:
         assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")
     report.write_json(rep, tmp_path / "report.json")
     assert json.loads((tmp_path / "report.json").read_text())["engine"]["1k"]["states"] == 1_000
+
+
+PARTS = {"protocol": 400.0, "tools": 170.0, "index": 80.0, "active_state": 300.0,
+         "request": 40.0, "rejections": 0.0, "framing": 25.0}  # fmt: skip
+
+
+def _demo(saving: float, first: float, same_answer: bool = True) -> dict:
+    return {
+        "prompt_tokens": 20_000,
+        "full_history_tokens": int(20_000 / (1 - saving)),
+        "saving": saving,
+        "lean_saving": -0.9,
+        "first_request_ratio": first,
+        "prefix_share": 0.74,
+        "parts": {p: v * 8 for p, v in PARTS.items()},
+        "rows": [{"request": f"r{i}"} for i in range(1, 9)],
+        "calls": 19,
+        "same_answer": same_answer,
+    }
+
+
+def _with_parts(rep: dict, demo: dict) -> dict:
+    for figures in rep["tokens"]["by_depth"].values():
+        figures["flowstate"] |= {"parts": PARTS, "prefix_share": 0.8}
+    rep["tokens"] |= {"demo": demo, "first_request_ratio": 1.2}
+    return rep
+
+
+def test_demo_targets_need_the_saving_and_the_same_answer() -> None:
+    met = _status(_with_parts(_report(), _demo(0.42, 1.4)))
+    assert met["demo_saving"] == met["first_request"] == "met"
+    missed = _status(_with_parts(_report(), _demo(0.42, 2.5, same_answer=False)))
+    assert missed["demo_saving"] == missed["first_request"] == "missed"
+    figure = {t["target"]: t for t in targets.judge(_with_parts(_report(), _demo(0.3, 2.5)))}
+    assert figure["demo_saving"]["status"] == "missed"
+    assert "30.0%" in figure["demo_saving"]["figure"]
+    assert "demo 2.50x; bench scenario 1.20x" in figure["first_request"]["figure"]
+
+
+def test_markdown_and_plots_show_the_prompt_parts(tmp_path: Path) -> None:
+    rep = _with_parts(_report(), _demo(0.42, 1.4))
+    rep["targets"] = targets.judge(rep)
+    text = report.markdown(rep)
+    assert "| depth | protocol | tools | index | active state |" in text
+    assert "| 50 | 400 | 170 | 80 | 300 | 40 | 0 | 25 | 80% |" in text
+    assert "| demo | 400 | 170 | 80 | 300 | 40 | 0 | 25 | 74% |" in text
+    assert "tokens_parts.png" in plots.write_all(rep, tmp_path)
+    assert (tmp_path / "tokens_parts.png").read_bytes().startswith(b"\x89PNG")

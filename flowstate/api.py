@@ -102,8 +102,8 @@ class FlowState:
         `flowstate.safety.redaction.builtin_redactor`).
         """
         client = _client(model, model_kwargs)
-        tools = [t if isinstance(t, Tool) else Tool.from_function(t) for t in tools]
-        return Agent(self.repository, client, tools, config, approve=approve, redact=redact)
+        made = [t if isinstance(t, Tool) else Tool.from_function(t) for t in tools]
+        return Agent(self.repository, client, made, config, approve=approve, redact=redact)
 
     def begin(
         self,

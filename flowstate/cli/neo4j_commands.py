@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -15,7 +16,8 @@ from flowstate.settings import LocalServerSettings
 
 
 def _local(bolt_port: int | None = None, http_port: int | None = None) -> LocalServer:
-    overrides = {k: v for k, v in (("bolt_port", bolt_port), ("http_port", http_port)) if v}
+    pairs = (("bolt_port", bolt_port), ("http_port", http_port))
+    overrides: dict[str, Any] = {k: v for k, v in pairs if v}
     return LocalServer(LocalServerSettings(**overrides))
 
 

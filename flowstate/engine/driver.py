@@ -193,7 +193,7 @@ class StepDriver:
         logic: StepLogic,
         *,
         start: Start,
-        redact: Redactor | None = None,
+        redact: Redactor[Any] | None = None,
     ) -> None:
         self.active = active
         self.index = index

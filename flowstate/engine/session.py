@@ -38,7 +38,7 @@ from flowstate.engine.lease import WriterLease
 from flowstate.engine.step import AgentConfig, Approval
 from flowstate.engine.tools import Tool, ToolResult, bounded
 from flowstate.errors import FlowStateError, UsageError
-from flowstate.llm.client import Completion
+from flowstate.llm.client import Completion, Message, T
 from flowstate.models.active import ActiveState
 from flowstate.models.records import Usage
 from flowstate.models.step import StepOutput
@@ -81,10 +81,10 @@ class _HostModel:
 
     model = "host"
 
-    def complete(self, *_args: object) -> Completion[StepOutput]:
+    def complete(self, messages: list[Message], schema: type[T]) -> Completion[T]:
         raise FlowStateError("a session's steps come from the host; nothing calls a model")
 
-    async def acomplete(self, *_args: object) -> Completion[StepOutput]:
+    async def acomplete(self, messages: list[Message], schema: type[T]) -> Completion[T]:
         raise FlowStateError("a session's steps come from the host; nothing calls a model")
 
 

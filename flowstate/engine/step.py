@@ -52,7 +52,7 @@ class Approval:
 
     request_id: str
     tool: str
-    arguments: dict
+    arguments: dict[str, Any]
     cites: list[str]
 
 

@@ -139,7 +139,7 @@ class LiteLLMClient:
         return attempt < self.retries and is_transient(error)
 
     def _delay(self, attempt: int) -> float:
-        return min(MAX_BACKOFF_S, self.retry_backoff_s * 2**attempt)
+        return float(min(MAX_BACKOFF_S, self.retry_backoff_s * 2**attempt))
 
     def _failure(self, error: Exception, attempts: int) -> ModelError:
         detail = f"{type(error).__name__}: {_detail(error)}"

@@ -135,7 +135,7 @@ class Store:
             _mapped_errors(self._settings),
             self._driver.session(database=self.database) as session,
         ):
-            summary = session.run(query(name), dict(params)).consume()  # type: ignore[arg-type]
+            summary = session.run(query(name), dict(params)).consume()
         changes.add(summary.counters)
         return changes
 

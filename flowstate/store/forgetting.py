@@ -6,6 +6,7 @@ the same transaction, and scrubs what it deleted from drafts (`flowstate.store.d
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Literal
 
@@ -55,14 +56,16 @@ class Forgetting(Writing):
             # A naive datetime would compare as null in Cypher and silently expire nothing.
             raise ValidationFailed(f"expire needs a timezone-aware datetime, not {shown(before)}")
         if kind == "observation":
-            name, params = Q.EXPIRE_OBSERVATIONS, {"before": before}
+            name = Q.EXPIRE_OBSERVATIONS
+            params: dict[str, object] = {"before": before}
         else:
             try:
                 category = Category(kind)
             except ValueError:
                 kinds = ", ".join([*(c.value for c in Category), "observation"])
                 raise ValidationFailed(f"cannot expire {shown(kind)}: use one of {kinds}") from None
-            name, params = Q.EXPIRE_STATES, {"category": category.value, "before": before}
+            name = Q.EXPIRE_STATES
+            params = {"category": category.value, "before": before}
 
         def work(tx: Tx) -> GraphCounts:
             [row] = tx.run(name, {"namespace": self._namespace, **params})
@@ -73,7 +76,9 @@ class Forgetting(Writing):
 
         return self._store.transaction(work)
 
-    def expiring(self, cutoffs: dict[str, datetime]) -> dict[str, int]:
+    def expiring(
+        self, cutoffs: Mapping[Category | Literal["observation"], datetime]
+    ) -> dict[str, int]:
         """How many records `expire` would delete now, per kind (states of a category, or
         observations), for a preview before a destructive retention run."""
         for before in cutoffs.values():

@@ -12,7 +12,8 @@ namespace is simply not found, and error messages name only what the caller pass
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from typing import TypeVar
 
 from pydantic import BaseModel
@@ -76,7 +77,7 @@ class Repository(Forgetting):
     def next_request_seq(self) -> int:
         """The seq the next request would get: one past the highest ever handed out (ids are
         never reused, even after a forget) or committed."""
-        return self._read(Q.NEXT_REQUEST_SEQ)[0]["seq"]
+        return int(self._read(Q.NEXT_REQUEST_SEQ)[0]["seq"])
 
     def index(self, from_seq: int = 1, to_seq: int | None = None) -> list[IndexRequest]:
         """The Historical State Index: ids, categories and summaries, from `from_seq` on
@@ -262,7 +263,7 @@ class Repository(Forgetting):
         assert isinstance(record, cls)
         return record
 
-    def _all_found(self, wanted: list[str], found: dict[str, object]) -> list[str]:
+    def _all_found(self, wanted: list[str], found: Mapping[str, object]) -> list[str]:
         missing = [i for i in wanted if i not in found]
         if missing:
             raise self._not_found(missing)
@@ -292,5 +293,5 @@ def _provenance(state_id: str, row: Row) -> Provenance:
     )
 
 
-def _observation_order(o: Observation) -> tuple:
+def _observation_order(o: Observation) -> tuple[int, int, datetime, str]:
     return (ids.request_seq(o.request_id), o.step, o.created_at, o.id)

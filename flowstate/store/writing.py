@@ -40,7 +40,7 @@ class Writing(RepositoryBase):
         """Hand out the next request seq for good: it is never handed out again."""
         self._writable("start a request")
         rows, _ = self._write(Q.ALLOCATE_REQUEST_SEQ)
-        return rows[0]["seq"]
+        return int(rows[0]["seq"])
 
     def acquire_lease(self, owner: str, ttl_s: int = DEFAULT_LEASE_S) -> None:
         """Take (or renew) the namespace's writer lease for `ttl_s` seconds; NamespaceBusy
@@ -53,13 +53,13 @@ class Writing(RepositoryBase):
         """Take the lease from a holder known to be dead; False if `dead` no longer holds it."""
         self._writable("take the writer lease")
         rows, _ = self._write(Q.TAKE_OVER_LEASE, dead=dead, owner=owner, ttl_s=check_ttl(ttl_s))
-        return rows[0]["taken"] > 0
+        return int(rows[0]["taken"]) > 0
 
     def release_lease(self, owner: str) -> bool:
         """Give the lease back; False when `owner` did not hold it (any more)."""
         self._writable("release the writer lease")
         rows, _ = self._write(Q.RELEASE_LEASE, owner=owner)
-        return rows[0]["released"] > 0
+        return int(rows[0]["released"]) > 0
 
     def save_draft(
         self,
@@ -105,7 +105,7 @@ class Writing(RepositoryBase):
         """Drop a request's draft; False when there was none."""
         self._writable("discard a draft")
         rows, _ = self._write(Q.DISCARD_DRAFT, request_id=check_id("request", request_id))
-        return rows[0]["deleted"] > 0
+        return int(rows[0]["deleted"]) > 0
 
     def _save(self, tx: Tx, request_id: str, payload: str) -> None:
         params = {"namespace": self._namespace, "request_id": request_id, "payload": payload}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from flowstate.cli.demo_command import demo
+from flowstate.cli.mcp_command import mcp
 from flowstate.cli.memory_commands import COMMANDS
 from flowstate.cli.neo4j_commands import neo4j
 from flowstate.cli.plugins import plugin_commands
@@ -31,6 +32,7 @@ for command in [
     show,
     *COMMANDS,
     *SAFETY_COMMANDS,
+    mcp,
     neo4j,
     *plugin_commands(),
 ]:

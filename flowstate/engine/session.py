@@ -137,6 +137,38 @@ class Session:
             raise
         return session
 
+    @classmethod
+    def resume(
+        cls,
+        repo: Repository,
+        request_id: str,
+        *,
+        config: AgentConfig | None = None,
+        approve: Callable[[Approval], Any] | None = None,
+        redact: Redactor[Any] | None = None,
+    ) -> Session:
+        """Pick the open request `request_id` up from its saved draft (after the process that
+        drove it stopped, e.g. a restarted MCP server), holding the writer lease again. A step
+        the process was in the middle of is finished as an agent's `resume()` finishes it."""
+        agent = Agent(repo, _HostModel(), (), config or SESSION_CONFIG, redact=redact)
+        agent.approve = approve or _host_approves
+        lease = agent.lease()
+        lease.__enter__()
+        try:
+            draft = repo.load_draft()
+            if draft is None or draft[0] != request_id:
+                open_id = f"the open request is {draft[0]}" if draft else "none is open"
+                raise UsageError(
+                    f"request {request_id} has no draft in namespace {repo.namespace!r} ({open_id})"
+                )
+            active = ActiveState.model_validate_json(draft[1])
+            session = cls(agent, active, approve, lease)
+            session._run(session._driver(Start.DRAFT), None)
+        except BaseException:
+            lease.__exit__(None, None, None)
+            raise
+        return session
+
     def __enter__(self) -> Session:
         return self
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from flowstate.engine.agent import Agent
 from flowstate.engine.session import Session
 from flowstate.errors import UsageError
 from flowstate.models import RequestBundle
@@ -27,7 +28,7 @@ HOTEL = add(
 SEARCH = ("search_hotels", {"city": "Lisbon"}, '[{"name": "Casa Azul", "price": 120}]')
 
 
-def _facts(bundle: RequestBundle) -> tuple[Any, ...]:
+def facts(bundle: RequestBundle) -> tuple[Any, ...]:
     """A committed request without its timestamps and usage."""
     return (
         (bundle.request.id, bundle.request.summary, bundle.request.answer, bundle.request.outcome),
@@ -39,8 +40,30 @@ def _facts(bundle: RequestBundle) -> tuple[Any, ...]:
     )
 
 
-def _first_request(store: Store, namespace: str) -> None:
+def first_request(store: Store, namespace: str) -> None:
     Harness(store, namespace).run([step([BUDGET], action=final("noted", "Budget set"))])
+
+
+def loop_twin(store: Store, namespace: str) -> Agent:
+    """The agent loop taking the host's steps (reveal, search, record, commit) in `namespace`;
+    the agent, for its index after the commit."""
+    tool, arguments, output = SEARCH
+
+    def search_hotels(city: str) -> str:
+        """Hotels in a city."""
+        return output
+
+    agent, _ = Harness(store, namespace).agent(
+        [
+            step(access=["r1.budget"]),
+            step(action={"type": "tool", "name": tool, "arguments": arguments}),
+            step([HOTEL]),
+            step(action=final("Booked Casa Azul", "Hotel booked")),
+        ],
+        tools=[search_hotels],
+    )
+    agent.run("Book a hotel in Lisbon")
+    return agent
 
 
 def test_a_host_driven_request_commits_what_the_agent_loop_would(
@@ -48,8 +71,8 @@ def test_a_host_driven_request_commits_what_the_agent_loop_would(
 ) -> None:
     # The same first request in two namespaces; the second request once by a host through
     # the session API, once by the agent loop with the same steps.
-    _first_request(store, repo.namespace)
-    _first_request(store, other_repo.namespace)
+    first_request(store, repo.namespace)
+    first_request(store, other_repo.namespace)
 
     session = Session.start(repo, "Book a hotel in Lisbon")
     assert "r1.budget" in session.index()
@@ -61,25 +84,10 @@ def test_a_host_driven_request_commits_what_the_agent_loop_would(
     result = session.commit("Booked Casa Azul", "Hotel booked")
     assert result.request_id == "r2" and result.states_added == ["r2.hotel"]
 
-    tool, arguments, output = SEARCH
-
-    def search_hotels(city: str) -> str:
-        """Hotels in a city."""
-        return output
-
-    agent, _ = Harness(store, other_repo.namespace).agent(
-        [
-            step(access=["r1.budget"]),
-            step(action={"type": "tool", "name": tool, "arguments": arguments}),
-            step([HOTEL]),
-            step(action=final("Booked Casa Azul", "Hotel booked")),
-        ],
-        tools=[search_hotels],
-    )
-    agent.run("Book a hotel in Lisbon")
+    agent = loop_twin(store, other_repo.namespace)
 
     hosted, looped = repo.bundles()[-1], other_repo.bundles()[-1]
-    assert _facts(hosted) == _facts(looped)
+    assert facts(hosted) == facts(looped)
     assert repo.load_draft() is None
     following = Session.start(repo, "next")
     assert following.index() == agent.index.render().text  # the index after the commit
@@ -89,7 +97,7 @@ def test_a_host_driven_request_commits_what_the_agent_loop_would(
 def test_rule_violations_come_back_as_rejections_the_model_can_act_on(
     store: Store, repo: Repository
 ) -> None:
-    _first_request(store, repo.namespace)
+    first_request(store, repo.namespace)
     session = Session.start(repo, "Change the budget")
     # A past state is never changed: update applies only to this request's states.
     refused = session.record([{"op": "update", "key": "budget", "summary": "200 EUR"}])
@@ -111,7 +119,7 @@ def test_rule_violations_come_back_as_rejections_the_model_can_act_on(
 
 
 def test_a_superseded_state_is_stale_for_the_guard(store: Store, repo: Repository) -> None:
-    _first_request(store, repo.namespace)
+    first_request(store, repo.namespace)
     session = Session.start(repo, "Lower the budget, then pay")
     session.reveal(["r1.budget"])
     lowered = add(

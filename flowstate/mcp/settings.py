@@ -1,0 +1,19 @@
+"""What an MCP server is tuned by: FLOWSTATE_MCP_* variables (or the command's options)."""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class McpSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="FLOWSTATE_MCP_", extra="ignore")
+
+    # Required to serve HTTP anywhere but loopback; checked on every HTTP request when set.
+    token: SecretStr | None = None
+    # An open request nobody has touched for this long is discarded (its lease released), so
+    # a host that walked away never blocks the namespace for good.
+    draft_ttl_s: float = Field(1_800.0, gt=0)
+    # Every tool result is cut into pages of at most this many characters: hosts cap a tool
+    # result near 25k tokens, and 40k characters stay well below that in any tokenizer.
+    page_chars: int = Field(40_000, ge=1_000, le=80_000)

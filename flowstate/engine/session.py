@@ -125,10 +125,7 @@ class Session:
     ) -> Session:
         """Begin a request in `repo`'s namespace: the writer lease is held (and renewed) until
         it is committed or discarded, and its first draft is saved."""
-        agent = Agent(repo, _HostModel(), (), config or SESSION_CONFIG, redact=redact)
-        agent.approve = approve or _host_approves  # the guard's rules always apply
-        lease = agent.lease()
-        lease.__enter__()
+        agent, lease = _leased_agent(repo, config, approve, redact)
         try:
             session = cls(agent, agent.begin(text), approve, lease)
             session._begin()
@@ -150,10 +147,7 @@ class Session:
         """Pick the open request `request_id` up from its saved draft (after the process that
         drove it stopped, e.g. a restarted MCP server), holding the writer lease again. A step
         the process was in the middle of is finished as an agent's `resume()` finishes it."""
-        agent = Agent(repo, _HostModel(), (), config or SESSION_CONFIG, redact=redact)
-        agent.approve = approve or _host_approves
-        lease = agent.lease()
-        lease.__enter__()
+        agent, lease = _leased_agent(repo, config, approve, redact)
         try:
             draft = repo.load_draft()
             if draft is None or draft[0] != request_id:
@@ -316,3 +310,17 @@ class Session:
     def _closed(self) -> None:
         if self._result is not None:
             raise UsageError(f"request {self.request_id} is already committed")
+
+
+def _leased_agent(
+    repo: Repository,
+    config: AgentConfig | None,
+    approve: Callable[[Approval], Any] | None,
+    redact: Redactor[Any] | None,
+) -> tuple[Agent, WriterLease]:
+    """A session's agent (no model, the guard's rules always on) and its entered lease."""
+    agent = Agent(repo, _HostModel(), (), config or SESSION_CONFIG, redact=redact)
+    agent.approve = approve or _host_approves
+    lease = agent.lease()
+    lease.__enter__()
+    return agent, lease

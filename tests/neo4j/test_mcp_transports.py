@@ -75,9 +75,11 @@ def test_over_streamable_http_with_a_token(
 
     async def run() -> str:
         headers = {"Authorization": f"Bearer {TOKEN}"}
-        async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
-            async with Client(streamable_http_client(http_server, http_client=http)) as client:
-                return await book_a_hotel(client)
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            Client(streamable_http_client(http_server, http_client=http)) as client,
+        ):
+            return await book_a_hotel(client)
 
     assert asyncio.run(run()) == "r2"
     assert_same_as_the_agent_loop(store, repo, other_repo)

@@ -94,6 +94,11 @@ def line_for(version: str) -> Neo4jLine:
     )
 
 
+def version_key(version: str) -> tuple[int, ...]:
+    """`2026.08.1` -> (2026, 8, 1), for ordering versions; non-numeric parts count as 0."""
+    return tuple(int(part) if part.isdigit() else 0 for part in version.split("-")[0].split("."))
+
+
 def java_requirements() -> str:
     """What every line needs, for the error when no suitable Java is found."""
     return "; ".join(f"Neo4j {line.name} needs Java {line.java_wanted}" for line in LINES)

@@ -18,7 +18,7 @@ from flowstate.errors import LocalServerError
 from flowstate.local import process
 from flowstate.local.jars import ensure_classpath
 from flowstate.local.java import Java, find_java
-from flowstate.local.lines import line_for
+from flowstate.local.lines import line_for, version_key
 from flowstate.local.probe import bolt_answers, http_get, port_is_free
 from flowstate.settings import LocalServerSettings
 
@@ -78,6 +78,11 @@ class LocalServer:
     def console_log(self) -> Path:
         return self.home / "logs" / "console.log"
 
+    @property
+    def version_file(self) -> Path:
+        """The newest Neo4j version ever launched on this data folder."""
+        return self.home / "neo4j-version"
+
     # -- queries -------------------------------------------------------------------------
 
     def info(self) -> ServerInfo | None:
@@ -105,12 +110,15 @@ class LocalServer:
         running = self.info()
         if running is not None:
             return StartResult(running, already_running=True, downloaded=False, seconds=0.0)
+        self._check_not_a_downgrade()
         java = find_java(line_for(self.settings.neo4j_version), self.settings.java_home)
         self._check_ports_free()
         jars, downloaded = ensure_classpath(self.settings, java.home)
         self._prepare_home(auth=password is not None)
         if password is not None:
             self._set_initial_password(java.executable, jars, password)
+        # Recorded before the launch: a newer server may upgrade the store even if it then fails.
+        self.version_file.write_text(self.settings.neo4j_version)
         proc = self._launch(java, jars)
         info = ServerInfo(
             pid=proc.pid,
@@ -140,6 +148,21 @@ class LocalServer:
         return StopResult(was_running=True, forced=forced, seconds=time.monotonic() - began)
 
     # -- internals -----------------------------------------------------------------------
+
+    def _check_not_a_downgrade(self) -> None:
+        """Neo4j upgrades a store in place but cannot read one a newer version wrote."""
+        try:
+            recorded = self.version_file.read_text().strip()
+        except OSError:
+            return
+        wanted = self.settings.neo4j_version
+        if version_key(wanted) < version_key(recorded):
+            raise LocalServerError(
+                f"The data folder {self.home} was last run by Neo4j {recorded}, and Neo4j "
+                f"{wanted} cannot open a store a newer version wrote. Start with --version "
+                f"{recorded} (FLOWSTATE_LOCAL_NEO4J_VERSION), or use another data folder "
+                "(FLOWSTATE_LOCAL_DATA_DIR)."
+            )
 
     def _check_ports_free(self) -> None:
         for name, port, env in (

@@ -1,5 +1,5 @@
-"""Java detection per Neo4j line, the lines themselves, and the test fixture's source order:
-no server needed. Java is faked by scripts that print what `java -version` prints."""
+"""Java detection per Neo4j line and the test fixture's source order: no server needed.
+Java is faked by scripts that print what `java -version` prints."""
 
 from __future__ import annotations
 
@@ -10,17 +10,8 @@ import pytest
 
 from flowstate.errors import LocalServerError
 from flowstate.local.java import find_java, parse_java_version
-from flowstate.local.lines import (
-    CALENDAR,
-    CALENDAR_JAVA_21,
-    LTS,
-    LTS_VERSION,
-    NEWEST_VERSION,
-    Neo4jLine,
-    line_for,
-)
+from flowstate.local.lines import CALENDAR, LTS, LTS_VERSION, NEWEST_VERSION, line_for
 from flowstate.local.testing import Source, choose_source
-from flowstate.settings import LocalServerSettings
 
 
 @pytest.mark.parametrize(
@@ -154,43 +145,6 @@ def test_none_fitting_lists_what_was_found_and_what_each_line_needs(
 def test_no_java_at_all(bare_machine: Path) -> None:
     with pytest.raises(LocalServerError, match="No Java found at all"):
         find_java(LTS, folders=[str(bare_machine / "no-jvms" / "*")])
-
-
-@pytest.mark.parametrize(
-    ("version", "line", "main_class"),
-    [
-        ("5.26.30", LTS, "org.neo4j.server.CommunityEntryPoint"),
-        ("2025.05.1", CALENDAR_JAVA_21, "org.neo4j.server.Neo4jCommunity"),
-        ("2025.10.1", CALENDAR, "org.neo4j.server.Neo4jCommunity"),
-        (NEWEST_VERSION, CALENDAR, "org.neo4j.server.Neo4jCommunity"),
-    ],
-)
-def test_each_version_maps_to_its_line(version: str, line: Neo4jLine, main_class: str) -> None:
-    assert line_for(version) is line
-    assert line.main_class == main_class
-
-
-@pytest.mark.parametrize("version", ["4.4.40", "six", ""])
-def test_unsupported_versions_are_refused(version: str) -> None:
-    with pytest.raises(LocalServerError, match="5.26"):
-        line_for(version)
-
-
-@pytest.mark.parametrize(
-    ("given", "full"),
-    [("lts", LTS_VERSION), ("5.26", LTS_VERSION), ("latest", NEWEST_VERSION),
-     ("2026", NEWEST_VERSION), (" 2025.10.1 ", "2025.10.1")],
-)  # fmt: skip
-def test_aliases_name_full_versions(given: str, full: str) -> None:
-    assert LocalServerSettings(neo4j_version=given).neo4j_version == full
-
-
-def test_java_25_gets_the_unsafe_flag_and_2026_the_extra_opens() -> None:
-    assert "--sun-misc-unsafe-memory-access=allow" in CALENDAR.jvm_flags(25)
-    assert "--sun-misc-unsafe-memory-access=allow" not in CALENDAR.jvm_flags(21)
-    concurrent = "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED"
-    assert concurrent in CALENDAR.jvm_flags(21)
-    assert concurrent not in LTS.jvm_flags(17)
 
 
 @pytest.mark.parametrize(

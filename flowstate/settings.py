@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from flowstate.local.lines import LTS_VERSION, resolve_version
 
 DEFAULT_URI = "bolt://127.0.0.1:7687"
 
@@ -63,7 +65,9 @@ class LocalServerSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="FLOWSTATE_LOCAL_", extra="ignore")
 
-    neo4j_version: str = "5.26.30"
+    # A full version or an alias: lts / 5.26 (the default) or latest / 2026 (the newest 2026.x).
+    neo4j_version: str = LTS_VERSION
+    # The newest Browser on Maven Central; the 2026.x server serves it at /browser/ as 5.26 does.
     browser_version: str = "5.24.0"
     cache_dir: Path = Field(default_factory=default_cache_dir)
     data_dir: Path = Field(default_factory=default_data_dir)
@@ -74,6 +78,11 @@ class LocalServerSettings(BaseSettings):
     java_home: Path | None = None
     maven: str = "mvn"
     start_timeout_s: float = 180.0
+
+    @field_validator("neo4j_version")
+    @classmethod
+    def _full_version(cls, value: str) -> str:
+        return resolve_version(value)
 
     @property
     def server_dir(self) -> Path:

@@ -15,15 +15,17 @@ from flowstate.settings import LocalServerSettings
 # --- flowstate neo4j -------------------------------------------------------------------
 
 
-def _local(bolt_port: int | None = None, http_port: int | None = None) -> LocalServer:
-    pairs = (("bolt_port", bolt_port), ("http_port", http_port))
-    overrides: dict[str, Any] = {k: v for k, v in pairs if v}
+def _local(
+    bolt_port: int | None = None, http_port: int | None = None, version: str | None = None
+) -> LocalServer:
+    chosen = (("bolt_port", bolt_port), ("http_port", http_port), ("neo4j_version", version))
+    overrides: dict[str, Any] = {k: v for k, v in chosen if v}
     return LocalServer(LocalServerSettings(**overrides))
 
 
 @click.group()
 def neo4j() -> None:
-    """The managed local Neo4j (Community 5.26 from Maven Central; no Docker needed).
+    """The managed local Neo4j (Community 5.26 LTS or 2026.x from Maven Central; no Docker).
 
     \b
     Example:
@@ -35,20 +37,32 @@ def neo4j() -> None:
 @click.option("--password", default=None, help="Turn auth on with this password (user neo4j).")
 @click.option("--bolt-port", type=int, default=None, help="Bolt port (default 7687).")
 @click.option("--http-port", type=int, default=None, help="HTTP/Browser port (default 7474).")
+@click.option(
+    "--version",
+    default=None,
+    help="Neo4j version or line: lts / 5.26 (default, Java 17 or 21), latest / 2026 "
+    "(Java 21 or 25), or a full version such as 2026.08.1.",
+)
 @fails_cleanly
-def start(password: str | None, bolt_port: int | None, http_port: int | None) -> None:
+def start(
+    password: str | None, bolt_port: int | None, http_port: int | None, version: str | None
+) -> None:
     """Start the server in the background; return once Bolt answers.
 
-    The first start downloads the jars from Maven Central into the cache folder.
+    The first start of a version downloads its jars from Maven Central into the cache folder.
 
     \b
     Examples:
       flowstate neo4j start
       flowstate neo4j start --password s3cret --bolt-port 7688 --http-port 7475
+      flowstate neo4j start --version 2026 --bolt-port 7697 --http-port 7477
     """
-    server = _local(bolt_port, http_port)
+    server = _local(bolt_port, http_port, version)
     if server.info() is None and not server.settings.classpath_file.exists():
-        click.echo("First start: downloading Neo4j from Maven Central (about 170 MB)...")
+        click.echo(
+            f"First start of Neo4j {server.settings.neo4j_version}: downloading it from "
+            "Maven Central (about 170-200 MB)..."
+        )
     result = server.start(password=password)
     info = result.info
     if result.already_running:

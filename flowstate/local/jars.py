@@ -6,9 +6,12 @@ later starts read that file and download nothing.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 from flowstate.errors import LocalServerError
@@ -42,14 +45,30 @@ def ensure_classpath(settings: LocalServerSettings, java_home: Path) -> tuple[li
             "Central with it. Install Maven (e.g. `apt-get install maven`) "
             "or set FLOWSTATE_LOCAL_MAVEN."
         )
-    _resolve(settings, maven, java_home)
+    with _download_lock(settings):
+        # Another process (a second `start`, a test) may have finished the download meanwhile.
+        downloaded = cached_classpath(settings) is None
+        if downloaded:
+            _resolve(settings, maven, java_home)
     jars = cached_classpath(settings)
     if jars is None:
         raise LocalServerError(
             f"Maven finished but the class path at {settings.classpath_file} is incomplete; "
             "delete it and try again."
         )
-    return jars, True
+    return jars, downloaded
+
+
+@contextlib.contextmanager
+def _download_lock(settings: LocalServerSettings) -> Iterator[None]:
+    """One Maven at a time per cache: two writing one local repository can corrupt it."""
+    settings.classpath_file.parent.mkdir(parents=True, exist_ok=True)
+    with (settings.classpath_file.parent / "download.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _resolve(settings: LocalServerSettings, maven: str, java_home: Path) -> None:

@@ -17,21 +17,12 @@ from pathlib import Path
 from flowstate.errors import LocalServerError
 from flowstate.local import process
 from flowstate.local.jars import ensure_classpath
-from flowstate.local.java import find_java
+from flowstate.local.java import Java, find_java
+from flowstate.local.lines import line_for, version_key
 from flowstate.local.probe import bolt_answers, http_get, port_is_free
 from flowstate.settings import LocalServerSettings
 
-MAIN_CLASS = "org.neo4j.server.CommunityEntryPoint"
 ADMIN_CLASS = "org.neo4j.cli.AdminTool"
-# What bin/neo4j would add; Neo4j 5 on Java 17 needs the --add-opens flags.
-JVM_FLAGS = [
-    "-XX:+UseG1GC", "-XX:-OmitStackTraceInFastThrow", "-XX:+UnlockExperimentalVMOptions",
-    "-XX:+TrustFinalNonStaticFields", "-XX:+DisableExplicitGC",
-    "-Djdk.nio.maxCachedBufferSize=1024", "-Dio.netty.tryReflectionSetAccessible=true",
-    "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.io=ALL-UNNAMED",
-    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED",
-    "-Dlog4j2.disable.jmx=true", "-Dfile.encoding=UTF-8",
-]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -87,6 +78,11 @@ class LocalServer:
     def console_log(self) -> Path:
         return self.home / "logs" / "console.log"
 
+    @property
+    def version_file(self) -> Path:
+        """The newest Neo4j version ever launched on this data folder."""
+        return self.home / "neo4j-version"
+
     # -- queries -------------------------------------------------------------------------
 
     def info(self) -> ServerInfo | None:
@@ -114,14 +110,16 @@ class LocalServer:
         running = self.info()
         if running is not None:
             return StartResult(running, already_running=True, downloaded=False, seconds=0.0)
-        java = find_java(self.settings.java_home)
-        java_home = java.executable.resolve().parent.parent
+        self._check_not_a_downgrade()
+        java = find_java(line_for(self.settings.neo4j_version), self.settings.java_home)
         self._check_ports_free()
-        jars, downloaded = ensure_classpath(self.settings, java_home)
+        jars, downloaded = ensure_classpath(self.settings, java.home)
         self._prepare_home(auth=password is not None)
         if password is not None:
             self._set_initial_password(java.executable, jars, password)
-        proc = self._launch(java.executable, jars)
+        # Recorded before the launch: a newer server may upgrade the store even if it then fails.
+        self.version_file.write_text(self.settings.neo4j_version)
+        proc = self._launch(java, jars)
         info = ServerInfo(
             pid=proc.pid,
             version=self.settings.neo4j_version,
@@ -151,6 +149,21 @@ class LocalServer:
 
     # -- internals -----------------------------------------------------------------------
 
+    def _check_not_a_downgrade(self) -> None:
+        """Neo4j upgrades a store in place but cannot read one a newer version wrote."""
+        try:
+            recorded = self.version_file.read_text().strip()
+        except OSError:
+            return
+        wanted = self.settings.neo4j_version
+        if version_key(wanted) < version_key(recorded):
+            raise LocalServerError(
+                f"The data folder {self.home} was last run by Neo4j {recorded}, and Neo4j "
+                f"{wanted} cannot open a store a newer version wrote. Start with --version "
+                f"{recorded} (FLOWSTATE_LOCAL_NEO4J_VERSION), or use another data folder "
+                "(FLOWSTATE_LOCAL_DATA_DIR)."
+            )
+
     def _check_ports_free(self) -> None:
         for name, port, env in (
             ("Bolt", self.settings.bolt_port, "FLOWSTATE_LOCAL_BOLT_PORT"),
@@ -174,6 +187,9 @@ class LocalServer:
             "server.default_advertised_address": "127.0.0.1",
             "server.bolt.listen_address": f"127.0.0.1:{s.bolt_port}",
             "server.http.listen_address": f"127.0.0.1:{s.http_port}",
+            # Advertised too, or the discovery document (which Browser follows) names 7687/7474.
+            "server.bolt.advertised_address": f"127.0.0.1:{s.bolt_port}",
+            "server.http.advertised_address": f"127.0.0.1:{s.http_port}",
             "server.https.enabled": "false",
             "dbms.security.auth_enabled": str(auth).lower(),
             "dbms.usage_report.enabled": "false",
@@ -205,10 +221,11 @@ class LocalServer:
             raise LocalServerError(f"Setting the initial password failed: {result.stderr.strip()}")
         (self.home / "run" / "auth-initialised").touch()
 
-    def _launch(self, java: Path, jars: list[Path]) -> subprocess.Popen[bytes]:
-        s = self.settings
-        command = [str(java), f"-Xms{s.heap}", f"-Xmx{s.heap}", *JVM_FLAGS]
-        command += ["-cp", _classpath(jars), MAIN_CLASS, f"--home-dir={self.home}"]
+    def _launch(self, java: Java, jars: list[Path]) -> subprocess.Popen[bytes]:
+        s, line = self.settings, line_for(self.settings.neo4j_version)
+        command = [str(java.executable), f"-Xms{s.heap}", f"-Xmx{s.heap}"]
+        command += [*line.jvm_flags(java.major), "-cp", _classpath(jars), line.main_class]
+        command += [f"--home-dir={self.home}"]
         command += [f"--config-dir={self.home / 'conf'}", "--console-mode"]
         log = self.console_log.open("ab")
         try:
@@ -218,7 +235,7 @@ class LocalServer:
                 cwd=self.home, start_new_session=True,
             )  # fmt: skip
         except OSError as e:
-            raise LocalServerError(f"Could not launch Neo4j with {java}: {e}") from e
+            raise LocalServerError(f"Could not launch Neo4j with {java.executable}: {e}") from e
         finally:
             log.close()
 

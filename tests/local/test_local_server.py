@@ -5,7 +5,7 @@ These start extra servers (10-25 s each), so they share one started instance whe
 
 from __future__ import annotations
 
-import socket
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,26 +16,16 @@ from flowstate.errors import LocalServerError
 from flowstate.local.embedded import resolve_database
 from flowstate.local.probe import bolt_answers, http_get, port_is_free
 from flowstate.local.server import LocalServer
-from flowstate.settings import LocalServerSettings, Neo4jSettings
+from flowstate.settings import Neo4jSettings
+from tests.local.server_helpers import local_settings
 
 pytestmark = pytest.mark.neo4j
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _settings(tmp_path: Path, **overrides: object) -> LocalServerSettings:
-    values = {"data_dir": tmp_path / "data", "bolt_port": _free_port(), "http_port": _free_port()}
-    return LocalServerSettings(**{**values, **overrides})
 
 
 @pytest.fixture(scope="module")
 def started(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
     """One server started the way the demo starts it: through the embedded default."""
-    settings = _settings(tmp_path_factory.mktemp("local"))
+    settings = local_settings(tmp_path_factory.mktemp("local"))
     said: list[str] = []
     with pytest.MonkeyPatch.context() as env:
         env.delenv("FLOWSTATE_NEO4J_URI", raising=False)
@@ -58,6 +48,9 @@ def test_bolt_and_browser_answer(started: LocalServer) -> None:
     status, body = http_get(f"{s.http_url}/browser/")
     assert status == 200
     assert b"Neo4j Browser" in body
+    # Browser connects where the discovery document says: our port, not the default 7687.
+    discovery = json.loads(http_get(s.http_url)[1])
+    assert discovery["bolt_direct"] == s.bolt_uri
 
 
 def test_second_start_is_a_noop(started: LocalServer) -> None:
@@ -83,7 +76,7 @@ def test_configured_uri_is_never_replaced(started: LocalServer) -> None:
 
 def test_port_taken_is_refused_before_anything_starts(started: LocalServer, tmp_path: Path) -> None:
     taken = started.settings.bolt_port  # held by the running server
-    other = LocalServer(_settings(tmp_path, bolt_port=taken))
+    other = LocalServer(local_settings(tmp_path, bolt_port=taken))
     with pytest.raises(LocalServerError) as err:
         other.start()
     assert f"Port {taken} (Bolt) is already in use" in str(err.value)
@@ -91,7 +84,7 @@ def test_port_taken_is_refused_before_anything_starts(started: LocalServer, tmp_
 
 
 def test_server_that_exits_during_start_shows_the_log(tmp_path: Path) -> None:
-    server = LocalServer(_settings(tmp_path, heap="1k"))  # the JVM refuses so small a heap
+    server = LocalServer(local_settings(tmp_path, heap="1k"))  # the JVM refuses so small a heap
     with pytest.raises(LocalServerError) as err:
         server.start()
     assert "Neo4j exited during start" in str(err.value)
@@ -100,20 +93,24 @@ def test_server_that_exits_during_start_shows_the_log(tmp_path: Path) -> None:
 
 
 def test_missing_maven_is_explained(tmp_path: Path) -> None:
-    server = LocalServer(_settings(tmp_path, cache_dir=tmp_path / "cache", maven="no-such-mvn"))
+    server = LocalServer(
+        local_settings(tmp_path, cache_dir=tmp_path / "cache", maven="no-such-mvn")
+    )
     with pytest.raises(LocalServerError, match="Maven .* not found"):
         server.start()
 
 
 def test_failed_download_is_explained(tmp_path: Path) -> None:
-    settings = _settings(tmp_path, cache_dir=tmp_path / "cache", neo4j_version="0.0.0-missing")
+    settings = local_settings(
+        tmp_path, cache_dir=tmp_path / "cache", neo4j_version="5.26.0-missing"
+    )
     with pytest.raises(LocalServerError) as err:
         LocalServer(settings).start()
-    assert "Downloading Neo4j 0.0.0-missing from Maven Central failed" in str(err.value)
+    assert "Downloading Neo4j 5.26.0-missing from Maven Central failed" in str(err.value)
 
 
 def test_password_turns_auth_on_and_stop_frees_ports(tmp_path: Path) -> None:
-    settings = _settings(tmp_path)
+    settings = local_settings(tmp_path)
     server = LocalServer(settings)
     result = server.start(password="s3cret-pass")
     try:

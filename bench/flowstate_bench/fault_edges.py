@@ -322,7 +322,7 @@ def _crashing_child(uri: str, namespace: str) -> None:
         """Look a city up."""
         return f"{city}: 3 hotels"
 
-    Repository.commit = lambda self, bundle: os._exit(_WORKER_EXIT)  # type: ignore[method-assign]
+    Repository.commit = lambda self, bundle, **lease: os._exit(_WORKER_EXIT)  # type: ignore[method-assign]
     fs = FlowState.connect(settings=Neo4jSettings(uri=uri), namespace=namespace)
     fs.agent(model, [lookup]).run("plan Porto")
     sys.exit("the request should not have reached its commit")

@@ -103,7 +103,7 @@ def test_hostile_text_is_stored_inert_and_byte_equal(
         "MATCH (n {namespace: $ns}) RETURN DISTINCT labels(n) AS l", ns=repo.namespace
     )
     assert sorted(sorted(r["l"]) for r in labels) == [
-        ["Decision", "State"], ["Observation"], ["Request"]
+        ["Decision", "State"], ["Namespace"], ["Observation"], ["Request"]
     ]  # fmt: skip
     n = len(texts)
     assert raw.count(repo.namespace) == (1 + 2 * n, 2 * n + n)  # PRODUCED x2n, EVIDENCED_BY xn

@@ -24,9 +24,12 @@ def test_outage_fails_clearly_and_resume_loses_nothing(
     assert out.problems == []
     # A clear message naming the server, after bounded retries with growing delays.
     assert out.raised.startswith(f"StoreUnavailable: no Neo4j server answered at {out.uri} ")
-    assert RETRY_TIME_S <= out.failed_after_s <= 2 * RETRY_TIME_S + 2
+    assert RETRY_TIME_S <= out.failed_after_s <= 2 * RETRY_TIME_S + 5  # slack for a busy machine
+    # The failed save's retries come first and grow; the writer lease's release and renewal
+    # retry on their own afterwards (each such sequence starts small again).
     delays = [float(d) for d in re.findall(r"will be retried in ([0-9.]+)s", caplog.text)]
-    assert len(delays) >= 2 and delays == sorted(delays), delays
+    first = delays[: next((i for i in range(1, len(delays)) if delays[i] < delays[i - 1]), None)]
+    assert len(first) >= 2 and first == sorted(first), delays
     # Nothing committed while the database was away; the write-ahead draft is what was left.
     assert out.committed_during == 0 and out.draft_during == "r1"
     # The resume continued: no model call and no tool call repeated, no state lost.

@@ -10,6 +10,8 @@ import click
 from flowstate.cli.common import confirm, emit, fails_cleanly
 from flowstate.cli.connect import namespace_option, open_memory
 from flowstate.cli.show_command import request_text
+from flowstate.engine.lease import WriterLease
+from flowstate.engine.step import AgentConfig
 from flowstate.errors import NotFoundError, UsageError
 from flowstate.models import ids
 from flowstate.models.records import Request
@@ -93,7 +95,10 @@ def forget(
         if not yes:
             confirm(f"Forget {what}? This cannot be undone")
         if everything:
-            counts = repo.forget_namespace()
+            # Held while deleting: a request that began while the prompt waited is refused
+            # (NamespaceBusy), and none can begin until the namespace is gone.
+            with WriterLease(repo, AgentConfig().lease_seconds):
+                counts = repo.forget_namespace()
         elif ids.is_request_id(record_id or ""):
             counts = repo.forget_request(record_id or "")
         else:

@@ -46,7 +46,7 @@ class RetentionPolicy(BaseModel):
         )
         try:
             data = json.loads(text)
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:  # RecursionError: nested past Python's limit
             raise UsageError(f"{source}: {text[:80]!r} is not JSON; {expected}") from e
         if not isinstance(data, dict):
             raise UsageError(f"{source}: {text[:80]!r} is not a JSON object; {expected}")

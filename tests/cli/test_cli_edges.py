@@ -333,3 +333,24 @@ def test_a_bad_retention_variable_is_named_and_spares_read_only_commands(
     finally:
         monkeypatch.delenv("FLOWSTATE_RETENTION")
         cli("forget", "--all", "-N", namespace, "--yes")
+
+
+def test_forget_all_is_refused_when_a_request_begins_while_the_prompt_waits(
+    cli,
+    namespace: str,
+    repo: Repository,  # noqa: ANN001
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _interrupt(cli, namespace)
+    cli("discard", "-N", namespace, "--yes")
+    before = repo.counts()
+
+    def a_writer_begins_then_yes(_question: str) -> None:
+        repo.acquire_lease("other-host:4242:beef", 60)  # a request starts in the meantime
+
+    monkeypatch.setattr("flowstate.cli.memory_commands.confirm", a_writer_begins_then_yes)
+    done = cli("forget", "--all", "-N", namespace)
+    assert done.exit_code == 1
+    assert "writer other-host:4242:beef holds its lease" in _errors(done)[0]
+    assert repo.counts() == before  # nothing deleted from under the running request
+    repo.release_lease("other-host:4242:beef")

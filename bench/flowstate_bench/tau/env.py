@@ -116,6 +116,7 @@ class Environment:
             return ToolResult(f"Error: Tool '{name}' not found.", is_error=True)
         kwargs = dict(arguments)
         try:
+            _dispatch_names(kwargs)
             _bind(f"{self.TOOLKIT}.{name}", getattr(self, name), kwargs)
             value = getattr(self, name)(**kwargs)
         except Exception as e:  # the original answers every failure so
@@ -210,6 +211,19 @@ class Environment:
 def render(value: Any) -> str:
     """The original's tool output: a string as is, anything else as default `json.dumps`."""
     return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def _dispatch_names(kwargs: Mapping[str, Any]) -> None:
+    """The original's dispatcher takes the tool's name and the requestor beside the tool's
+    arguments (`make_tool_call(tool_name, requestor=..., **kwargs)`): an argument of either
+    name collides there first, in Python's words at that call."""
+    if "requestor" in kwargs:
+        raise TypeError(
+            "tau2.environment.environment.Environment.make_tool_call() got multiple values "
+            "for keyword argument 'requestor'"
+        )
+    if "tool_name" in kwargs:
+        raise TypeError("Environment.make_tool_call() got multiple values for argument 'tool_name'")
 
 
 def _bind(qualname: str, fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> None:

@@ -353,3 +353,25 @@ def test_mock_initial_state_is_applied_and_is_not_the_agents(data: TauData) -> N
     env = make_env("mock", data, task)
     assert env.db["tasks"]["task_2"]["title"] == "Project Review" and env.calls == []
     assert env.hash() == db_hash(env.db) != data.db_hash("mock")
+
+
+@pytest.mark.parametrize(
+    ("argument", "message"),
+    [
+        (
+            "requestor",
+            "Error: tau2.environment.environment.Environment.make_tool_call() got multiple "
+            "values for keyword argument 'requestor'",
+        ),
+        (
+            "tool_name",
+            "Error: Environment.make_tool_call() got multiple values for argument 'tool_name'",
+        ),
+    ],
+)
+def test_an_argument_named_like_the_dispatchers_own_collides_as_in_the_original(
+    tau_data: TauData, argument: str, message: str
+) -> None:
+    env = make_env("airline", tau_data)
+    result = env.call("get_user_details", {"user_id": "mia_li_3668", argument: "x"})
+    assert (result.output, result.is_error) == (message, True)

@@ -189,15 +189,23 @@ def exact_match(answer: str, gold: str) -> bool:
 
 
 def progress_score(tasks: Sequence[Sequence[bool]]) -> float:
-    """PS: the mean over tasks of the share of subtasks passed (macro)."""
+    """PS: the mean over tasks of the share of subtasks passed (macro). A task without
+    subtasks cannot be scored and is refused (the loader never makes one)."""
+    _scorable(tasks)
     return sum(sum(t) / len(t) for t in tasks) / len(tasks) if tasks else 0.0
 
 
 def success_rate(tasks: Sequence[Sequence[bool]], last_only: bool) -> float:
     """SR: shopping and travel need every subtask; formal reasoning only the last."""
+    _scorable(tasks)
     if not tasks:
         return 0.0
-    return sum((t[-1] if last_only else all(t)) for t in tasks if t) / len(tasks)
+    return sum((t[-1] if last_only else all(t)) for t in tasks) / len(tasks)
+
+
+def _scorable(tasks: Sequence[Sequence[bool]]) -> None:
+    if any(len(t) == 0 for t in tasks):
+        raise ValueError("a task without subtasks cannot be scored")
 
 
 def micro_ps(tasks: Sequence[Sequence[bool]]) -> float:

@@ -144,3 +144,12 @@ def test_nauc_and_drop_rate_on_a_known_curve() -> None:
     assert drop_rate([0.0, 0.0], 2) is None
     flat = [0.8] * 6
     assert nauc(flat, 6) == pytest.approx(0.8) and drop_rate(flat, 6) == 0.0
+
+
+def test_a_task_without_subtasks_is_refused_not_scored() -> None:
+    from flowstate_bench.arena.scoring import progress_score, success_rate
+
+    with pytest.raises(ValueError, match="without subtasks"):
+        progress_score([[], [True]])
+    with pytest.raises(ValueError, match="without subtasks"):
+        success_rate([[], [True]], last_only=True)

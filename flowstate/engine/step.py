@@ -204,6 +204,8 @@ class StepLogic:
             return None
         if tool.consequential:
             refusal, cited = self._guard(active, call)
+            # Nobody is asked to approve a call that could not run as given.
+            refusal = refusal or tool.invalid(dict(call.arguments))
             if refusal is not None:
                 self._refuse(active, call, cited, refusal, told)
                 return None

@@ -122,6 +122,15 @@ class Tool:
         except Exception as e:  # a tool's failure is information for the model
             return _failure(e)
 
+    def invalid(self, arguments: dict[str, Any]) -> str | None:
+        """Why `arguments` would be refused before the call, or None: a consequential call is
+        checked before anyone is asked to approve it."""
+        try:
+            self.params.model_validate(arguments)
+        except ValidationError as e:
+            return f"invalid arguments for {self.name}: {_problems(e)}"
+        return None
+
     def _invoke(self, arguments: dict[str, Any]) -> ToolResult | Awaitable[Any] | Any:
         try:
             args = self.params.model_validate(arguments)

@@ -37,7 +37,9 @@ TEXT_FIELDS: dict[type, tuple[str, ...]] = {
     ActionDecision: ("arguments", "reason"),
 }
 
-_CARD = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
+# A run of digits with the separators people type between groups (spaces, no-break spaces,
+# dashes, dots, slashes, underscores); card numbers are found inside it at group boundaries.
+_DIGIT_RUN = re.compile(r"(?<!\d)\d(?:[ \u00a0\-./_]{0,2}\d)+(?!\d)")
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 
 
@@ -52,13 +54,33 @@ def luhn_valid(digits: str) -> bool:
 
 
 def mask_cards(text: str) -> str:
-    def mask(match: re.Match[str]) -> str:
-        digits = re.sub(r"\D", "", match.group())
-        if not 13 <= len(digits) <= 19 or not luhn_valid(digits):
-            return match.group()
-        return f"[card ****{digits[-4:]}]"
+    """Each Luhn-valid run of 13 to 19 digits that starts and ends at a group boundary of a
+    digit run is masked: `ref-4111 1111 1111 1111-01` keeps `ref-` and `-01`."""
+    return _DIGIT_RUN.sub(lambda m: _mask_run(m.group()), text)
 
-    return _CARD.sub(mask, text)
+
+def _mask_run(run: str) -> str:
+    digits = [i for i, ch in enumerate(run) if ch.isdigit()]
+    starts = {0} | {k for k in range(1, len(digits)) if digits[k] != digits[k - 1] + 1}
+    ends = {k - 1 for k in starts if k} | {len(digits) - 1}
+    out, k, done = [], 0, 0
+    while k < len(digits):
+        found = None
+        if k in starts:
+            for length in range(min(19, len(digits) - k), 12, -1):
+                last = k + length - 1
+                number = "".join(run[digits[j]] for j in range(k, last + 1))
+                if last in ends and luhn_valid(number):
+                    found = last
+                    break
+        if found is None:
+            k += 1
+            continue
+        out.append(run[done : digits[k]])
+        out.append(f"[card ****{''.join(run[digits[j]] for j in range(found - 3, found + 1))}]")
+        done, k = digits[found] + 1, found + 1
+    out.append(run[done:])
+    return "".join(out)
 
 
 def mask_emails(text: str) -> str:

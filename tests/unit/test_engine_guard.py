@@ -159,3 +159,24 @@ def test_a_decision_citing_many_states_removed_later_still_fits_its_record() -> 
     [decision] = bundle.decisions
     assert decision.cites == [] and len(decision.reason) == 2_000
     type(bundle).model_validate(bundle.model_dump())  # what the commit re-validates
+
+
+def test_a_call_with_invalid_arguments_is_refused_before_the_approver_is_asked() -> None:
+    active = _active(states={"plan": _state("r5", "plan")})
+    logic = StepLogic([Tool.from_function(pay, consequential=True)], AgentConfig())
+    logic.has_approver = True
+    out = StepOutput.model_validate(
+        {
+            "action": {
+                "type": "tool",
+                "name": "pay",
+                "arguments": {"amount": "a lot", "evil": 1},
+                "cites": ["r5.plan"],
+            }
+        }
+    )
+    vis = Visibility(request_id="r5", index_states=frozenset(), collapsed_requests=frozenset())
+    verdict = logic.absorb(active, Completion("{}", out, Usage()), vis)
+    assert verdict.approval is None and active.pending_call is None  # nobody is asked
+    [decision] = active.decisions
+    assert not decision.approved and decision.reason.startswith("invalid arguments for pay")

@@ -35,7 +35,7 @@ class BearerToken:
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._expected = token.encode()
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and not self._authorised(scope):
@@ -55,4 +55,8 @@ class BearerToken:
 
     def _authorised(self, scope: Scope) -> bool:
         given = dict(scope.get("headers") or []).get(b"authorization", b"")
-        return hmac.compare_digest(given, self._expected)  # constant time
+        scheme, _, credentials = given.partition(b" ")
+        # The scheme name is case-insensitive (RFC 7235); the token is compared in constant time.
+        return scheme.lower() == b"bearer" and hmac.compare_digest(
+            credentials.strip(), self._expected
+        )

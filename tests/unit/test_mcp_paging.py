@@ -31,3 +31,25 @@ def test_only_loopback_is_served_without_a_token() -> None:
     check_binding("0.0.0.0", "token")
     with pytest.raises(UsageError, match="not loopback"):
         check_binding("0.0.0.0", None)
+
+
+@pytest.mark.parametrize(
+    ("header", "allowed"),
+    [
+        (b"Bearer s3cret", True),
+        (b"bearer s3cret", True),
+        (b"BEARER s3cret", True),
+        (b"Bearer wrong", False),
+        (b"Basic s3cret", False),
+        (b"s3cret", False),
+        (b"", False),
+    ],
+)
+def test_the_bearer_scheme_is_case_insensitive_and_the_token_exact(
+    header: bytes, allowed: bool
+) -> None:
+    from flowstate.mcp.auth import BearerToken
+
+    guard = BearerToken(app=None, token="s3cret")
+    scope = {"type": "http", "headers": [(b"authorization", header)] if header else []}
+    assert guard._authorised(scope) is allowed

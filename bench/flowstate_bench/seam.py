@@ -9,6 +9,7 @@ request to a FlowState agent.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -18,7 +19,9 @@ from flowstate.api import FlowState
 from flowstate.engine.agent import AgentConfig
 from flowstate.engine.tools import Tool
 from flowstate.llm.client import Completion, ModelClient
-from flowstate.models.records import Usage
+from flowstate.models.records import MAX_CONTENT_CHARS, MAX_SUMMARY_CHARS, Usage
+from flowstate.models.step import StepOutput
+from flowstate.store import Repository, Store
 
 Message = dict[str, Any]
 
@@ -43,6 +46,7 @@ class TurnResult:
     # A memory system's own model calls (its extraction, its summaries), kept apart from
     # the task agent's so reports can show both columns.
     memory_usage: Usage = field(default_factory=Usage)
+    embedding_usage: Usage = field(default_factory=Usage)  # the memory's embedding calls
 
 
 class Strategy(Protocol):
@@ -66,6 +70,34 @@ class MemoryStrategy(Protocol):
     def context(self, query: str) -> str: ...
 
 
+def embedding_usage(memory: MemoryStrategy) -> Usage:
+    """A memory's embedding spend (zero for memories that embed nothing)."""
+    return getattr(memory, "embedding_usage", None) or Usage()
+
+
+def _minus(a: Usage, b: Usage) -> Usage:
+    return Usage(
+        prompt_tokens=a.prompt_tokens - b.prompt_tokens,
+        completion_tokens=a.completion_tokens - b.completion_tokens,
+        calls=a.calls - b.calls,
+    )
+
+
+class SpendMeter:
+    """What a memory spent since the last reading: (LLM usage, embedding usage, LLM calls)."""
+
+    def __init__(self, memory: MemoryStrategy) -> None:
+        self.memory = memory
+        self.last: tuple[Usage, Usage, int] = (Usage(), Usage(), 0)
+
+    def since_last(self) -> tuple[Usage, Usage, int]:
+        m = self.memory
+        now = (m.usage, embedding_usage(m), m.extra_calls)
+        llm, emb, calls = self.last
+        self.last = now
+        return _minus(now[0], llm), _minus(now[1], emb), now[2] - calls
+
+
 class PolicyClient:
     """A ModelClient that puts the domain policy in front of the system message, so the
     FlowState engine's prompt carries the same policy as the baselines' prompts."""
@@ -87,8 +119,87 @@ class PolicyClient:
         return await self.inner.acomplete(self._with_policy(messages), schema)
 
 
+INDEX_SECTION = re.compile(r"# Historical State Index\n.*?(?=\n\n# Active State\n)", re.DOTALL)
+REQUEST_SECTION = re.compile(
+    r"# User request \((r(\d+))\)\n(.*?)(?:\n\n(?:# |Step \d+ of)|\Z)", re.DOTALL
+)
+
+
+class NoPSAClient:
+    """FlowState without Progressive State Access: before every call the index is replaced by
+    the full content of every past state (what an Active State that keeps everything
+    carries). The states are read from the namespace, so nothing is hidden from the model and
+    nothing needs an access step."""
+
+    def __init__(self, inner: ModelClient, fs: FlowState) -> None:
+        self.inner, self.fs = inner, fs
+        self.model = inner.model
+
+    def _every_state(self) -> str:
+        ids = [
+            s.id for r in self.fs.repository.index() for s in r.states if s.superseded_by is None
+        ]
+        shown = self.fs.reveal(ids) if ids else []
+        lines = [f"- {r.state.id} [{r.state.category}] {r.state.summary}\n  {r.state.content}"
+                 for r in shown]  # fmt: skip
+        body = "\n".join(lines) or "(none yet)"
+        return f"# Historical State Index\n(no PSA: every past state, in full)\n{body}"
+
+    def _messages(self, messages: list[Message]) -> list[Message]:
+        block = self._every_state()
+        out = [dict(m) for m in messages]
+        for m in out:
+            if isinstance(m.get("content"), str) and INDEX_SECTION.search(m["content"]):
+                m["content"] = INDEX_SECTION.sub(lambda _: block, m["content"], count=1)
+        return out
+
+    def complete(self, messages: list[Message], schema: type) -> Completion:
+        return self.inner.complete(self._messages(messages), schema)
+
+    async def acomplete(self, messages: list[Message], schema: type) -> Completion:
+        return await self.inner.acomplete(self._messages(messages), schema)
+
+
+class NoISUClient:
+    """FlowState without Intelligent State Updating: the model's state writes are dropped, and
+    at each subtask boundary (the step that gives the final answer) a rule writes one state:
+    the request's text and the answer, under a summary made from the request's first words."""
+
+    def __init__(self, inner: ModelClient) -> None:
+        self.inner = inner
+        self.model = inner.model
+
+    def _rule(self, messages: list[Message], done: Completion) -> Completion:
+        out = done.value
+        if not isinstance(out, StepOutput):
+            return done
+        delta: list[dict[str, Any]] = []
+        prompt = str(messages[-1].get("content", "")) if messages else ""
+        found = REQUEST_SECTION.search(prompt)
+        if out.action is not None and out.action.type == "final" and found:
+            seq, text = found.group(2), " ".join(found.group(3).split())
+            summary = f"Turn {seq}: {text}"[: MAX_SUMMARY_CHARS - 1]
+            content = f"Request: {found.group(3)}\nAnswer: {out.action.answer}"
+            delta = [{"op": "add", "key": f"turn_{seq}", "category": "artifact",
+                      "summary": summary, "content": content[:MAX_CONTENT_CHARS]}]  # fmt: skip
+        value = StepOutput.model_validate({**out.model_dump(exclude={"delta"}), "delta": delta})
+        return Completion(done.text, value, done.usage, done.error, done.finish_reason)
+
+    def complete(self, messages: list[Message], schema: type) -> Completion:
+        return self._rule(messages, self.inner.complete(messages, schema))
+
+    async def acomplete(self, messages: list[Message], schema: type) -> Completion:
+        return self._rule(messages, await self.inner.acomplete(messages, schema))
+
+
+FLOWSTATE_VARIANTS = ("flowstate", "flowstate_no_psa", "flowstate_no_isu")
+
+
 class FlowStateStrategy:
-    """One FlowState agent per conversation; each user turn is one `agent.run`."""
+    """One FlowState agent per conversation; each user turn is one `agent.run`.
+
+    `variant` picks the ablation: `flowstate_no_psa` (every past state in the prompt) or
+    `flowstate_no_isu` (rule-made states at subtask boundaries instead of the model's)."""
 
     name = "flowstate"
 
@@ -99,10 +210,39 @@ class FlowStateStrategy:
         tools: list[Tool],
         policy: str,
         config: AgentConfig,
+        variant: str = "flowstate",
     ) -> None:
-        self.agent = fs.agent(PolicyClient(client, policy), tools=tools, config=config)
+        if variant not in FLOWSTATE_VARIANTS:
+            raise ValueError(f"unknown FlowState variant {variant!r}")
+        self.name = variant
+        wrapped: ModelClient = PolicyClient(client, policy)
+        if variant == "flowstate_no_psa":
+            wrapped = NoPSAClient(wrapped, fs)
+        elif variant == "flowstate_no_isu":
+            wrapped = NoISUClient(wrapped)
+        self.agent = fs.agent(wrapped, tools=tools, config=config)
 
     def respond(self, text: str) -> TurnResult:
         result = self.agent.run(text)
         answer = result.answer or f"[no answer: {result.error}]"
         return TurnResult(answer, result.usage, 0, result.outcome.value)
+
+
+class Namespaces:
+    """The FlowState namespaces a benchmark run creates, forgotten together at its end
+    (unless `keep`)."""
+
+    def __init__(self, store: Store | None, keep: bool = False) -> None:
+        self.store, self.keep = store, keep
+        self.names: set[str] = set()
+
+    def new(self, *parts: str) -> str:
+        name = "-".join(re.sub(r"[^A-Za-z0-9_.-]", "_", p) for p in parts)[:128]
+        self.names.add(name)
+        return name
+
+    def cleanup(self) -> None:
+        if self.store is None or self.keep:
+            return
+        for name in sorted(self.names):
+            Repository(self.store, name).forget_namespace()

@@ -8,7 +8,6 @@ at the end unless `keep_memory` is set.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,20 +19,30 @@ from flowstate.api import FlowState
 from flowstate.engine.agent import AgentConfig
 from flowstate.errors import UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
+from flowstate.llm.scripted import unregister
 from flowstate.models.records import Usage
-from flowstate.store import Repository, Store
+from flowstate.store import Store
+from flowstate_bench.baselines import make_memory
+from flowstate_bench.embedding import LOCAL_MODEL, Embedder
+from flowstate_bench.memory_models import memory_client, scripted_memory_model
+from flowstate_bench.seam import FLOWSTATE_VARIANTS, Namespaces, TurnResult
 from flowstate_bench.tau.data import Task, TauData
 from flowstate_bench.tau.env import Environment, EnvOptions, ToolCallRecord, make_env
 from flowstate_bench.tau.oracle import ScriptedAgent
 from flowstate_bench.tau.plan import Plan, derive_plan
 from flowstate_bench.tau.scoring import Scorer, TaskScore
 from flowstate_bench.tau.strategies import (
+    ALIASES,
+    DEFAULT_STRATEGIES,
+    SHARED_MEMORIES,
     STRATEGIES,
     BM25Retrieval,
     FlowStateStrategy,
     FullContext,
+    MemoryBacked,
     RollingSummary,
     Strategy,
+    ZipActBM25,
 )
 from flowstate_bench.tau.users import GREETING, LLMUser, ScriptedUser, User
 
@@ -46,7 +55,7 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     domain: str
-    strategies: list[str] = list(STRATEGIES)
+    strategies: list[str] = list(DEFAULT_STRATEGIES)
     trials: int = Field(1, ge=1)
     agent: AgentKind = "oracle"
     model: str | None = None  # litellm model for --agent llm
@@ -58,6 +67,11 @@ class RunConfig(BaseModel):
     max_turns: int = Field(30, ge=1)
     max_steps: int = Field(30, ge=1)
     bm25_k: int = Field(5, ge=1)
+    embedding_k: int = Field(3, ge=1)
+    # The memories' own LLM (judge, extractors, summaries of zipact excluded: that one is the
+    # agent's); default the agent's model, or a scripted one for oracle/forgetful agents.
+    memory_model: str | None = None
+    embedding_model: str = LOCAL_MODEL
     index_budget_tokens: int = Field(2_000, ge=50)
     keep_memory: bool = False
     model_kwargs: dict[str, Any] = {}
@@ -81,12 +95,30 @@ class Conversation:
     score: TaskScore
     db_scored: bool  # DB is in the task's reward basis
     turns: int
-    usage: Usage  # the agent's model calls (summaries included), not the user's
+    usage: Usage  # the task agent's model calls, not the user's nor the memory's
     extra_calls: int
     user_usage: Usage
     ended: str
+    memory_usage: Usage = field(default_factory=Usage)  # the memory's own LLM calls
+    embedding_usage: Usage = field(default_factory=Usage)  # the memory's embedding calls
     answers: list[str] = field(default_factory=list, repr=False)
     calls: list[ToolCallRecord] = field(default_factory=list, repr=False)
+
+
+@dataclass
+class Spent:
+    """A conversation's spend: the agent's, and the memory's LLM and embedding calls."""
+
+    usage: Usage = field(default_factory=Usage)
+    memory: Usage = field(default_factory=Usage)
+    embedding: Usage = field(default_factory=Usage)
+    extra_calls: int = 0
+
+    def add(self, result: TurnResult) -> None:
+        self.usage += result.usage
+        self.memory += result.memory_usage
+        self.embedding += result.embedding_usage
+        self.extra_calls += result.extra_calls
 
 
 def converse(
@@ -94,21 +126,21 @@ def converse(
     user: User,
     on_turn: Callable[[int], None] | None = None,
     max_turns: int = 30,
-) -> tuple[list[str], Usage, int, str]:
+) -> tuple[list[str], Spent, str]:
     """User and agent take turns; every user turn is one request to the agent."""
     answers: list[str] = []
-    usage, extra, message = Usage(), 0, GREETING
+    spent, message = Spent(), GREETING
     for turn in range(max_turns):
         text = user.next(message)
         if text is None:
-            return answers, usage, extra, user.ended or "stop"
+            return answers, spent, user.ended or "stop"
         if on_turn is not None:
             on_turn(turn)
         result = strategy.respond(text)
-        usage, extra = usage + result.usage, extra + result.extra_calls
+        spent.add(result)
         message = result.answer
         answers.append(message)
-    return answers, usage, extra, "max_turns"
+    return answers, spent, "max_turns"
 
 
 class TauRunner:
@@ -119,11 +151,11 @@ class TauRunner:
         store: Store | None = None,
         progress: Callable[[Conversation], None] | None = None,
     ) -> None:
-        unknown = set(config.strategies) - set(STRATEGIES)
+        unknown = set(config.strategies) - set(STRATEGIES) - set(ALIASES)
         if unknown:
             raise UsageError(f"unknown strategies {sorted(unknown)}; from {', '.join(STRATEGIES)}")
-        if "flowstate" in config.strategies and store is None:
-            raise UsageError("the flowstate strategy needs a Neo4j store")
+        if set(config.strategies) & set(FLOWSTATE_VARIANTS) and store is None:
+            raise UsageError("the flowstate strategies need a Neo4j store")
         if config.agent == "llm" and not config.model:
             raise UsageError("--agent llm needs --model")
         if config.user_kind == "llm" and not (config.user_model or config.model):
@@ -131,8 +163,9 @@ class TauRunner:
         self.config, self.data, self.store, self.progress = config, data, store, progress
         self.scorer = Scorer(data, config.env_options)
         self.run_id = uuid.uuid4().hex[:8]
-        self.namespaces: set[str] = set()
+        self.namespaces = Namespaces(store, config.keep_memory)
         self.policy = data.policy(config.domain)
+        self._memory_script: str | None = None
 
     def tasks(self) -> list[Task]:
         tasks = self.data.tasks(self.config.domain)
@@ -153,6 +186,8 @@ class TauRunner:
                             self.progress(conv)
         finally:
             self.cleanup()
+            if self._memory_script is not None:
+                unregister(self._memory_script)
         return done
 
     def conversation(self, task: Task, strategy: str, trial: int) -> Conversation:
@@ -163,7 +198,7 @@ class TauRunner:
             agent = self._strategy(strategy, client, env, task, trial)
             user = self._user(task, plan)
             on_turn = scripted.begin_turn if scripted is not None else None
-            answers, usage, extra, ended = converse(agent, user, on_turn, self.config.max_turns)
+            answers, spent, ended = converse(agent, user, on_turn, self.config.max_turns)
         finally:
             if scripted is not None:
                 scripted.close()
@@ -174,10 +209,12 @@ class TauRunner:
             score=self.scorer.score(task, env, answers),
             db_scored="DB" in task.reward_basis,
             turns=len(answers),
-            usage=usage,
-            extra_calls=extra,
+            usage=spent.usage,
+            extra_calls=spent.extra_calls,
             user_usage=user.usage,
             ended=ended,
+            memory_usage=spent.memory,
+            embedding_usage=spent.embedding,
             answers=answers,
             calls=list(env.calls),
         )
@@ -189,7 +226,7 @@ class TauRunner:
             assert self.config.model is not None
             return None, LiteLLMClient(self.config.model, **self.config.model_kwargs)
         name = f"tau-{self.config.agent}-{self.run_id}-{strategy}-{trial}-{task.id}"
-        style = "flowstate" if strategy == "flowstate" else "loop"
+        style = "flowstate" if strategy in FLOWSTATE_VARIANTS else "loop"
         scripted = ScriptedAgent(name, plan, style, forgetful=self.config.agent == "forgetful")
         return scripted, scripted.client()
 
@@ -197,16 +234,36 @@ class TauRunner:
         self, name: str, client: ModelClient, env: Environment, task: Task, trial: int
     ) -> Strategy:
         c, tools, policy = self.config, env.tools(), self.policy
-        if name == "flowstate":
+        name = ALIASES.get(name, name)
+        if name in FLOWSTATE_VARIANTS:
             assert self.store is not None
-            fs = FlowState(self.store, self._namespace(task, trial))
+            fs = FlowState(self.store, self._namespace(task, name, trial))
             config = AgentConfig(max_steps=c.max_steps, index_budget_tokens=c.index_budget_tokens)
-            return FlowStateStrategy(fs, client, tools, policy, config)
+            return FlowStateStrategy(fs, client, tools, policy, config, variant=name)
         if name == "full":
             return FullContext(client, tools, policy, max_steps=c.max_steps)
         if name == "bm25":
             return BM25Retrieval(client, tools, policy, max_steps=c.max_steps, top_k=c.bm25_k)
+        if name == "zipact_bm25":
+            return ZipActBM25(client, tools, policy, max_steps=c.max_steps, top_k=c.bm25_k)
+        if name in SHARED_MEMORIES:
+            memory = make_memory(
+                name, self._memory_client(), Embedder(c.embedding_model), c.embedding_k
+            )
+            return MemoryBacked(memory, client, tools, policy, max_steps=c.max_steps)
         return RollingSummary(client, tools, policy, max_steps=c.max_steps)
+
+    def _memory_client(self) -> ModelClient:
+        """The memories' own model: --memory-model, else the agent's model (llm), else a
+        scripted memory model registered for this run."""
+        c = self.config
+        if c.memory_model or c.agent == "llm":
+            model = c.memory_model or c.model
+            assert model is not None
+            return memory_client(model, **c.model_kwargs)
+        if self._memory_script is None:
+            self._memory_script = scripted_memory_model(f"tau-memory-{self.run_id}").name
+        return memory_client(f"flowstate-scripted/{self._memory_script}")
 
     def _user(self, task: Task, plan: Plan) -> User:
         if self.config.user_kind == "scripted":
@@ -216,16 +273,12 @@ class TauRunner:
         client = LiteLLMClient(model, **self.config.model_kwargs)
         return LLMUser(client, task.scenario, self.data.guidelines)
 
-    def _namespace(self, task: Task, trial: int) -> str:
-        parts = ["tau", self.config.domain, self.run_id, f"t{trial}"]
+    def _namespace(self, task: Task, strategy: str, trial: int) -> str:
+        # One namespace per strategy: the ablations must not read FlowState's states.
+        parts = ["tau", self.config.domain, self.run_id, strategy, f"t{trial}"]
         if not self.config.persist:
-            parts.append(re.sub(r"[^A-Za-z0-9_.-]", "_", task.id))
-        namespace = "-".join(parts)[:128]
-        self.namespaces.add(namespace)
-        return namespace
+            parts.append(task.id)
+        return self.namespaces.new(*parts)
 
     def cleanup(self) -> None:
-        if self.store is None or self.config.keep_memory:
-            return
-        for namespace in sorted(self.namespaces):
-            Repository(self.store, namespace).forget_namespace()
+        self.namespaces.cleanup()

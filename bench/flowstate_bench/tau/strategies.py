@@ -1,9 +1,13 @@
-"""The agents compared, all behind `respond(user_turn)`: FlowState (the real engine) and three
-baselines written as plain loops over the same ModelClient, tools and policy.
+"""The agents compared, all behind `respond(user_turn)`: FlowState (the real engine, and its
+two ablations) and baselines written as plain loops over the same ModelClient, tools and policy.
 
 - full: every past turn, tool calls and results included, goes back into the prompt;
 - bm25: only the top-k past messages by BM25 against the new user turn;
-- summary: a rolling summary, rewritten by one extra model call after every turn (ZipAct-like).
+- zipact (alias summary): a rolling summary, rewritten by one extra model call after every
+  turn (ZipAct-like);
+- zipact_bm25: the rolling summary plus the top-k past messages by BM25;
+- embedding, reasoningbank, mem0-style: the shared memories of `flowstate_bench.baselines`,
+  each fed one transcript per finished turn (`MemoryBacked`).
 
 A baseline step is one JSON action: {"type": "tool", "name": ..., "arguments": {...}} or
 {"type": "final", "answer": ...}. Tokens are what the provider reports per call.
@@ -21,9 +25,12 @@ from flowstate.engine.tools import Tool
 from flowstate.llm.client import ModelClient
 from flowstate.models.records import Usage
 from flowstate_bench.seam import (
+    FLOWSTATE_VARIANTS,
     FlowStateStrategy,
     LoopAction,
+    MemoryStrategy,
     PolicyClient,
+    SpendMeter,
     Strategy,
     TurnResult,
 )
@@ -35,14 +42,19 @@ __all__ = [
     "FullContext",
     "LoopAction",
     "LoopStrategy",
+    "MemoryBacked",
     "PolicyClient",
     "RollingSummary",
     "Strategy",
     "TurnResult",
+    "ZipActBM25",
 ]
 
 Message = dict[str, Any]
-STRATEGIES = ("flowstate", "full", "bm25", "summary")
+SHARED_MEMORIES = ("embedding", "reasoningbank", "mem0-style")
+STRATEGIES = (*FLOWSTATE_VARIANTS, "full", "bm25", "zipact", "zipact_bm25", *SHARED_MEMORIES)
+ALIASES = {"summary": "zipact"}  # the rolling summary's earlier name, still accepted
+DEFAULT_STRATEGIES = ("flowstate", "full", "bm25", "zipact")
 TOOL_RESULT = "TOOL RESULT"
 SUMMARY_SYSTEM = (
     "You maintain the working memory of a customer-service agent. Rewrite the summary so that "
@@ -95,9 +107,16 @@ class LoopStrategy:
                 turn.append(_assistant(answer))
                 break
         extra = self.remember(turn)
-        if extra is not None:
-            usage += extra.usage
-        return TurnResult(answer, usage, extra.extra_calls if extra else 0, outcome)
+        if extra is None:
+            return TurnResult(answer, usage, 0, outcome)
+        return TurnResult(
+            answer,
+            usage,
+            extra.extra_calls,
+            outcome,
+            memory_usage=extra.memory_usage,
+            embedding_usage=extra.embedding_usage,
+        )
 
     def _run_tool(self, action: LoopAction) -> str:
         tool = self.tools.get(action.name)
@@ -148,7 +167,7 @@ class BM25Retrieval(LoopStrategy):
 
 
 class RollingSummary(LoopStrategy):
-    name = "summary"
+    name = "zipact"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -160,15 +179,55 @@ class RollingSummary(LoopStrategy):
         )
 
     def remember(self, turn: list[Message]) -> TurnResult:
-        transcript = "\n\n".join(f"[{m['role']}] {m['content']}" for m in turn)
+        latest = transcript(turn)
         msgs = [
             {"role": "system", "content": SUMMARY_SYSTEM},
-            _user(f"# Previous summary\n{self.summary or '(none)'}\n\n# Latest turn\n{transcript}"),
+            _user(f"# Previous summary\n{self.summary or '(none)'}\n\n# Latest turn\n{latest}"),
         ]
         done = self.client.complete(msgs, SummaryUpdate)
         if done.value is not None:
             self.summary = done.value.summary
-        return TurnResult("", done.usage, extra_calls=1)
+        return TurnResult("", Usage(), extra_calls=1, memory_usage=done.usage)
+
+
+class ZipActBM25(RollingSummary):
+    """The rolling summary, plus the top-k past messages by BM25 against the new turn."""
+
+    name = "zipact_bm25"
+
+    def __init__(self, *args: Any, top_k: int = 5, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.retrieval = BM25Retrieval(*args, top_k=top_k, **kwargs)
+
+    def context(self, text: str) -> list[Message]:
+        return [*super().context(text), *self.retrieval.context(text)]
+
+    def remember(self, turn: list[Message]) -> TurnResult:
+        self.retrieval.remember(turn)
+        return super().remember(turn)
+
+
+class MemoryBacked(LoopStrategy):
+    """A `MemoryStrategy` in the tau-bench loop: its context for the new turn in front, the
+    finished turn's transcript added after; its own calls reported as memory usage."""
+
+    def __init__(self, memory: MemoryStrategy, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.memory, self.name = memory, memory.name
+        self.meter = SpendMeter(memory)
+
+    def context(self, text: str) -> list[Message]:
+        recalled = self.memory.context(text)
+        return [_user(f"# Recalled from memory\n{recalled}")] if recalled else []
+
+    def remember(self, turn: list[Message]) -> TurnResult:
+        self.memory.add(transcript(turn))
+        llm, embedding, calls = self.meter.since_last()
+        return TurnResult("", Usage(), calls, memory_usage=llm, embedding_usage=embedding)
+
+
+def transcript(turn: list[Message]) -> str:
+    return "\n\n".join(f"[{m['role']}] {m['content']}" for m in turn)
 
 
 def _system_prompt(policy: str, tools: list[Tool]) -> str:

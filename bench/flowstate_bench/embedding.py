@@ -1,0 +1,133 @@
+"""Embeddings through litellm, and a deterministic local embedding for offline runs.
+
+Every baseline that embeds (`embedding`, `reasoningbank`, `mem0-style`) calls
+`litellm.embedding(model=..., input=[...])`, so `--embedding-model text-embedding-3-small`
+reaches OpenAI and `flowstate-embed/hash-256` (the default) reaches the local provider below,
+registered in litellm's custom-provider map like the scripted chat models.
+
+The local embedding is a hashed bag of words and character trigrams (signed feature hashing,
+sublinear term frequency, L2-normalised): texts that share words are close, unrelated texts
+are near-orthogonal. No model, no network, the same vector on every machine.
+
+>>> emb = Embedder(LOCAL_MODEL)
+>>> a, b, c = emb.embed(["hdmi 2.1 cable", "an HDMI 2.1 cable, 2 m", "tilt-head stand mixer"])
+>>> cosine(a, b) > 0.5 > cosine(a, c)
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from flowstate.models.records import Usage
+from flowstate.tokens import count_tokens
+
+PROVIDER = "flowstate-embed"
+LOCAL_MODEL = f"{PROVIDER}/hash-256"
+DEFAULT_DIMENSIONS = 256
+_WORD = re.compile(r"[a-z0-9]+")
+_install_lock = threading.Lock()
+# Calls the local provider answered, per model name: what tests count to prove a path
+# went through litellm.
+CALLS: Counter[str] = Counter()
+
+Vector = list[float]
+
+
+def dimensions_of(model: str) -> int:
+    """`hash-512` -> 512; any other local name -> the default."""
+    match = re.search(r"(\d+)$", model)
+    return int(match.group(1)) if match else DEFAULT_DIMENSIONS
+
+
+def hash_vector(text: str, dims: int = DEFAULT_DIMENSIONS) -> Vector:
+    """Signed feature hashing of words and character trigrams, L2-normalised."""
+    words = _WORD.findall(text.lower())
+    features: Counter[str] = Counter(f"w:{w}" for w in words)
+    for w in words:
+        padded = f"#{w}#"
+        features.update(f"c:{padded[i : i + 3]}" for i in range(len(padded) - 2))
+    vec = [0.0] * dims
+    for feature, count in features.items():
+        digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+        slot = int.from_bytes(digest[:4], "little") % dims
+        sign = 1.0 if digest[4] & 1 else -1.0
+        weight = 1.0 + math.log(count)
+        vec[slot] += sign * (weight if feature.startswith("w:") else 0.5 * weight)
+    norm = math.sqrt(sum(v * v for v in vec))
+    return [v / norm for v in vec] if norm else vec
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def install() -> None:
+    """Route `flowstate-embed/...` to the local provider. Safe to call repeatedly."""
+    from flowstate.llm._litellm import litellm
+
+    with _install_lock:
+        if any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
+            return
+        litellm.custom_provider_map.append({"provider": PROVIDER, "custom_handler": _provider()})
+
+
+def _provider() -> Any:
+    from flowstate.llm._litellm import litellm
+
+    class LocalEmbedding(litellm.CustomLLM):  # type: ignore[misc,name-defined]
+        """Answers `litellm.embedding` with `hash_vector`, usage counted with tiktoken."""
+
+        def embedding(self, model: str, input: list[Any], model_response: Any, *a: Any, **k: Any):  # type: ignore[no-untyped-def]  # noqa: A002, ANN201
+            dims = dimensions_of(model)
+            texts = [str(t) for t in input]
+            model_response.data = [
+                {"object": "embedding", "index": i, "embedding": hash_vector(t, dims)}
+                for i, t in enumerate(texts)
+            ]
+            model_response.model = f"{PROVIDER}/{model}"
+            tokens = sum(count_tokens(t) for t in texts)
+            model_response.usage = litellm.Usage(prompt_tokens=tokens, total_tokens=tokens)
+            CALLS[model] += 1
+            return model_response
+
+        async def aembedding(self, *a: Any, **k: Any):  # type: ignore[no-untyped-def]  # noqa: ANN201
+            return self.embedding(*a, **k)
+
+    return LocalEmbedding()
+
+
+class Embedder:
+    """`litellm.embedding` behind one method, with its own usage (tokens and calls), so a
+    memory's embedding spend is reported apart from the task agent's."""
+
+    def __init__(self, model: str = LOCAL_MODEL, **litellm_kwargs: Any) -> None:
+        self.model, self.kwargs = model, litellm_kwargs
+        self.usage = Usage()
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        """One call for all `texts` (empty strings are sent as a single space)."""
+        if not texts:
+            return []
+        from flowstate.llm._litellm import litellm
+
+        if self.model.startswith(f"{PROVIDER}/"):
+            install()
+        sent = [t if t.strip() else " " for t in texts]
+        response = litellm.embedding(model=self.model, input=sent, **self.kwargs)
+        data = sorted(response.data, key=lambda d: d["index"])
+        given = getattr(response, "usage", None)
+        tokens = getattr(given, "prompt_tokens", 0) or sum(count_tokens(t) for t in sent)
+        self.usage += Usage(prompt_tokens=tokens, completion_tokens=0, calls=1)
+        return [list(d["embedding"]) for d in data]
+
+    def one(self, text: str) -> Vector:
+        return self.embed([text])[0]

@@ -1,28 +1,119 @@
-"""Command-line pieces the benchmark harnesses share: the `--strategy` list and the progress
-bar of a long run."""
+"""Command-line pieces the benchmark harnesses share: the `--strategy` list (`all` for every
+strategy), the options every harness takes (agent, trials, task selection, memory models,
+output), and the progress bar of a long run."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from flowstate_bench.embedding import LOCAL_MODEL
+
 
 def strategy_list(
-    choices: Sequence[str],
+    choices: Sequence[str], aliases: Sequence[str] = ()
 ) -> Callable[[click.Context, click.Parameter, str], list[str]]:
-    """A click callback parsing `a,b,c` into known strategy names."""
+    """A click callback parsing `a,b,c` (or `all`) into known strategy names."""
 
     def parse(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
         names = [v.strip() for v in value.split(",") if v.strip()]
-        unknown = [n for n in names if n not in choices]
+        if names == ["all"]:
+            return list(choices)
+        unknown = [n for n in names if n not in choices and n not in aliases]
         if unknown or not names:
-            raise click.BadParameter(f"choose from {','.join(choices)}; got {value!r}")
+            raise click.BadParameter(f"choose from all,{','.join(choices)}; got {value!r}")
         return names
 
     return parse
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def shared_options(fn: F) -> F:
+    """The options both harnesses take, in one place (applied bottom-up)."""
+    options = [
+        click.option(
+            "--agent",
+            type=click.Choice(["oracle", "forgetful", "llm"]),
+            default="oracle",
+            show_default=True,
+            help="Scripted oracle/forgetful agents run offline; llm uses --model.",
+        ),
+        click.option(
+            "--trials", type=click.IntRange(1), default=1, show_default=True, help="Runs per task."
+        ),
+        click.option("--tasks", "limit", type=click.IntRange(1), help="Only the first N tasks."),
+        click.option(
+            "--task-id", "task_ids", multiple=True, help="Only these task ids (repeatable)."
+        ),
+        click.option(
+            "--memory-model",
+            help="litellm model of the memories' own calls (judge, extractors, Mem0's updates); "
+            "default --model, or a scripted one with oracle/forgetful agents.",
+        ),
+        click.option(
+            "--embedding-model",
+            default=LOCAL_MODEL,
+            show_default=True,
+            help="litellm embedding model, e.g. text-embedding-3-small; the default is local.",
+        ),
+        click.option(
+            "--embedding-k",
+            type=click.IntRange(1),
+            default=3,
+            show_default=True,
+            help="Pieces the embedding baseline retrieves.",
+        ),
+        click.option(
+            "--price-model",
+            help="Price token counts as this litellm model (e.g. gpt-4o-mini) when the models "
+            "run have no price (scripted, local).",
+        ),
+        click.option(
+            "--keep-memory", is_flag=True, help="Keep the FlowState namespaces afterwards."
+        ),
+        click.option("--temperature", type=float, help="Sampling temperature of the llm agent."),
+        click.option("--json", "as_json", is_flag=True, help="Print the JSON report instead."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+@dataclass(frozen=True)
+class SharedOptions:
+    """The values of `shared_options`, and the run-config fields they set."""
+
+    agent: str
+    trials: int
+    limit: int | None
+    task_ids: tuple[str, ...]
+    memory_model: str | None
+    embedding_model: str
+    embedding_k: int
+    price_model: str | None
+    keep_memory: bool
+    temperature: float | None
+    as_json: bool
+
+    def run_fields(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "trials": self.trials,
+            "limit": self.limit,
+            "memory_model": self.memory_model,
+            "embedding_model": self.embedding_model,
+            "embedding_k": self.embedding_k,
+            "price_model": self.price_model,
+            "keep_memory": self.keep_memory,
+            "model_kwargs": {} if self.temperature is None else {"temperature": self.temperature},
+        }
 
 
 def progress_bar(console: Console) -> Progress:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -11,36 +12,25 @@ from rich.console import Console
 from flowstate.api import FlowState
 from flowstate.cli.common import fails_cleanly
 from flowstate.errors import UsageError
-from flowstate_bench.options import progress_bar, strategy_list
+from flowstate_bench.options import SharedOptions, progress_bar, shared_options, strategy_list
+from flowstate_bench.seam import FLOWSTATE_VARIANTS
 from flowstate_bench.tau.data import TauData
 from flowstate_bench.tau.report import build_report, results_table, write_report
 from flowstate_bench.tau.runner import Conversation, RunConfig, TauRunner
-from flowstate_bench.tau.strategies import STRATEGIES
+from flowstate_bench.tau.strategies import ALIASES, DEFAULT_STRATEGIES, STRATEGIES
 
 
 @click.command()
 @click.option("--domain", type=click.Choice(["airline", "retail", "mock"]), required=True)
-@click.option(
-    "--agent",
-    type=click.Choice(["oracle", "forgetful", "llm"]),
-    default="oracle",
-    show_default=True,
-    help="Scripted oracle/forgetful agents run offline; llm uses --model.",
-)
 @click.option("--model", help="litellm model string for --agent llm (and the llm user).")
 @click.option(
     "--strategy",
     "strategies",
-    default=",".join(STRATEGIES),
+    default=",".join(DEFAULT_STRATEGIES),
     show_default=True,
-    callback=strategy_list(STRATEGIES),
-    help="Comma-separated strategies to run side by side.",
+    callback=strategy_list(STRATEGIES, tuple(ALIASES)),
+    help="Comma-separated strategies to run side by side, or all.",
 )
-@click.option(
-    "--trials", type=click.IntRange(1), default=1, show_default=True, help="Runs per task (pass^k)."
-)
-@click.option("--tasks", "limit", type=click.IntRange(1), help="Only the first N tasks.")
-@click.option("--task-id", "task_ids", multiple=True, help="Only these task ids (repeatable).")
 @click.option("--split", help="Only the tasks of a split of split_tasks.json (train, test).")
 @click.option(
     "--data",
@@ -67,7 +57,6 @@ from flowstate_bench.tau.strategies import STRATEGIES
 )
 @click.option("--user-model", help="litellm model for the llm user; default --model.")
 @click.option("--persist", is_flag=True, help="One FlowState memory across a domain's tasks.")
-@click.option("--keep-memory", is_flag=True, help="Keep the FlowState namespaces afterwards.")
 @click.option(
     "--max-turns", type=click.IntRange(1), default=30, show_default=True, help="User turns."
 )
@@ -77,63 +66,54 @@ from flowstate_bench.tau.strategies import STRATEGIES
 @click.option(
     "--bm25-k", type=click.IntRange(1), default=5, show_default=True, help="Messages retrieved."
 )
-@click.option("--temperature", type=float, help="Sampling temperature for the llm agent and user.")
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON report instead.")
+@shared_options
 @fails_cleanly
 def tau(
     domain: str,
-    agent: str,
     model: str | None,
     strategies: list[str],
-    trials: int,
-    limit: int | None,
-    task_ids: tuple[str, ...],
     split: str | None,
     data: Path | None,
     out: Path,
     user: str | None,
     user_model: str | None,
     persist: bool,
-    keep_memory: bool,
     max_turns: int,
     max_steps: int,
     bm25_k: int,
-    temperature: float | None,
     fix_multi_item_modify: bool,
-    as_json: bool,
+    **shared: Any,
 ) -> None:
     """Run tau-bench tasks with FlowState and the baselines, and score them.
 
     \b
     Examples:
       flowstate bench tau --data ../shared/data --domain airline --agent oracle --tasks 5
+      flowstate bench tau --domain airline --agent oracle --strategy all --tasks 10
       flowstate bench tau --domain retail --split test --agent llm --model gpt-4o-mini --trials 4
     """
+    opts = SharedOptions(**shared)
     tau_data = TauData.locate(data)
-    ids = list(task_ids) or None
+    ids = list(opts.task_ids) or None
     if split is not None:
         in_split = tau_data.split(domain, split)
         ids = [i for i in ids if i in in_split] if ids else in_split
     config = RunConfig(
         domain=domain,
         strategies=strategies,
-        trials=trials,
-        agent=agent,  # type: ignore[arg-type]
         model=model,
         user=user,  # type: ignore[arg-type]
         user_model=user_model,
         task_ids=ids,
-        limit=limit,
         persist=persist,
         max_turns=max_turns,
         max_steps=max_steps,
         bm25_k=bm25_k,
-        keep_memory=keep_memory,
-        model_kwargs={} if temperature is None else {"temperature": temperature},
         fix_multi_item_modify=fix_multi_item_modify,
+        **opts.run_fields(),
     )
     console = Console(stderr=True)
-    fs = _connect(console) if "flowstate" in strategies else None
+    fs = _connect(console) if set(strategies) & set(FLOWSTATE_VARIANTS) else None
     try:
         runner = TauRunner(config, tau_data, fs.store if fs else None)
         convs = _run_with_progress(runner, console)
@@ -142,7 +122,7 @@ def tau(
             fs.close()
     report = build_report(config, convs)
     path = write_report(report, out)
-    if as_json:
+    if opts.as_json:
         click.echo(json.dumps(report, indent=2, ensure_ascii=False, default=str))
         return
     Console().print(results_table(report))

@@ -11,17 +11,47 @@ from typing import Any
 
 from rich.table import Table
 
+from flowstate.models.records import Usage
+from flowstate_bench.costs import spend_columns
 from flowstate_bench.tau.runner import Conversation, RunConfig
 from flowstate_bench.tau.scoring import pass_hat_k
 
 REPORT_FILE = "tau_report.json"
+MARKDOWN_FILE = "tau_report.md"
+ZIPACT = ("zipact", "summary", "zipact_bm25")  # their summaries are the agent's model's calls
+
+
+def _total(convs: Sequence[Conversation], attr: str) -> Usage:
+    out = Usage()
+    for c in convs:
+        out += getattr(c, attr)
+    return out
+
+
+def spend_of(config: RunConfig, strategy: str, convs: Sequence[Conversation]) -> dict[str, Any]:
+    """Agent, memory LLM and memory embedding spend, priced with litellm's map."""
+    agent_model = config.price_model or config.model
+    memory_model = config.price_model or (
+        config.model if strategy in ZIPACT else config.memory_model or config.model
+    )
+    embedding_model = config.embedding_model
+    if config.price_model and embedding_model.startswith("flowstate-embed/"):
+        embedding_model = "text-embedding-3-small"  # priced as the baseline it stands for
+    return spend_columns(
+        _total(convs, "usage"),
+        _total(convs, "memory_usage"),
+        _total(convs, "embedding_usage"),
+        (agent_model, memory_model, embedding_model),
+    )
 
 
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def strategy_summary(convs: Sequence[Conversation], trials: int) -> dict[str, Any]:
+def strategy_summary(
+    convs: Sequence[Conversation], trials: int, spend: dict[str, Any] | None = None
+) -> dict[str, Any]:
     db = [c.score.db_match for c in convs if c.db_scored]
     actions = [c.score.action_accuracy for c in convs if c.score.action_accuracy is not None]
     per_task: dict[str, list[bool]] = defaultdict(list)
@@ -46,6 +76,7 @@ def strategy_summary(convs: Sequence[Conversation], trials: int) -> dict[str, An
         },
         "llm_calls": sum(c.usage.calls for c in convs),
         "extra_calls": sum(c.extra_calls for c in convs),
+        "spend": spend or {},
         "user_tokens": sum(c.user_usage.total_tokens for c in convs),
         "unjudged": dict(Counter(b for c in convs for b in c.score.unjudged)),
         "ended": dict(Counter(c.ended for c in convs)),
@@ -54,10 +85,10 @@ def strategy_summary(convs: Sequence[Conversation], trials: int) -> dict[str, An
 
 def build_report(config: RunConfig, convs: Sequence[Conversation]) -> dict[str, Any]:
     """The JSON report: top-level metric keys map each strategy to its value."""
-    by_strategy = {
-        s: strategy_summary([c for c in convs if c.strategy == s], config.trials)
-        for s in config.strategies
-    }
+    by_strategy = {}
+    for s in config.strategies:
+        mine = [c for c in convs if c.strategy == s]
+        by_strategy[s] = strategy_summary(mine, config.trials, spend_of(config, s, mine))
     metric = lambda key: {s: v[key] for s, v in by_strategy.items()}  # noqa: E731
     return {
         "domain": config.domain,
@@ -98,7 +129,34 @@ def write_report(report: dict[str, Any], out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     path = out / REPORT_FILE
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str))
+    (out / MARKDOWN_FILE).write_text(markdown(report))
     return path
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """Scores, then the spend side by side: the agent's, the memory's LLM and embedding calls."""
+    head = (
+        f"# tau-bench {report['domain']}: {report['agent']} agent, {report['tasks']} tasks, "
+        f"{report['trials']} trial(s)\n\n"
+        "| strategy | pass^1 | DB acc | agent tokens | agent calls | memory LLM tokens "
+        "| memory LLM calls | embedding tokens | embedding calls | cost (USD) |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    )
+    rows = []
+    for name, s in report["strategies"].items():
+        sp = s["spend"]
+        a, m, e = sp["agent"], sp["memory_llm"], sp["memory_embedding"]
+        cost = "-" if sp["total_cost_usd"] is None else f"{sp['total_cost_usd']:.4f}"
+        rows.append(
+            f"| {name} | {_pct(s['pass_hat_k']['1'])} | {_pct(s['db_accuracy'])} "
+            f"| {a['tokens']:,} | {a['calls']} | {m['tokens']:,} | {m['calls']} "
+            f"| {e['tokens']:,} | {e['calls']} | {cost} |"
+        )
+    note = (
+        "\nCost: litellm's price map; '-' where a model has no price (scripted, local); "
+        "`--price-model` prices offline counts.\n"
+    )
+    return head + "\n".join(rows) + "\n" + note
 
 
 def results_table(report: dict[str, Any]) -> Table:
@@ -108,7 +166,7 @@ def results_table(report: dict[str, Any]) -> Table:
     table.add_column("strategy", no_wrap=True)
     for k in range(1, trials + 1):
         table.add_column(f"pass^{k}", justify="right", no_wrap=True)
-    for name in ("DB acc", "act acc", "DB ok", "tok/task", "calls", "extra"):
+    for name in ("DB acc", "act acc", "DB ok", "tok/task", "calls", "mem tok", "mem calls"):
         table.add_column(name, justify="right", no_wrap=True)
     for strategy, s in report["strategies"].items():
         table.add_row(
@@ -119,7 +177,8 @@ def results_table(report: dict[str, Any]) -> Table:
             f"{s['db_matched']}/{s['db_scored']}",
             f"{s['tokens']['per_task']:,.0f}",
             str(s["llm_calls"]),
-            str(s["extra_calls"]),
+            f"{s['spend']['memory_llm']['tokens'] + s['spend']['memory_embedding']['tokens']:,}",
+            f"{s['spend']['memory_llm']['calls']}+{s['spend']['memory_embedding']['calls']}e",
         )
     return table
 

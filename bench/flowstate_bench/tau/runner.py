@@ -72,6 +72,7 @@ class RunConfig(BaseModel):
     # agent's); default the agent's model, or a scripted one for oracle/forgetful agents.
     memory_model: str | None = None
     embedding_model: str = LOCAL_MODEL
+    price_model: str | None = None  # prices offline token counts (see flowstate_bench.costs)
     index_budget_tokens: int = Field(2_000, ge=50)
     keep_memory: bool = False
     model_kwargs: dict[str, Any] = {}

@@ -1,0 +1,58 @@
+"""What calls cost in dollars, from litellm's bundled price map, and the spend columns the
+harness reports share: the task agent's calls, the memory's own LLM calls and its embedding
+calls, each as tokens, calls and cost, side by side.
+
+A model litellm has no price for (the scripted and local models of offline runs) costs None:
+reports show "-" rather than a made-up figure; `--price-model` prices offline token counts as
+if they had been sent to a real model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowstate.models.records import Usage
+
+
+def cost_usd(model: str | None, usage: Usage) -> float | None:
+    """litellm's price of `usage` on `model`; None when litellm does not know the model."""
+    if not model or usage.calls == 0:
+        return 0.0 if usage.calls == 0 else None
+    from flowstate.llm._litellm import litellm
+
+    try:
+        prompt, completion = litellm.cost_per_token(
+            model=model,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+        )
+    except Exception:
+        return None
+    return round(float(prompt) + float(completion), 6)
+
+
+def spend(usage: Usage, model: str | None) -> dict[str, Any]:
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "tokens": usage.total_tokens,
+        "calls": usage.calls,
+        "cost_usd": cost_usd(model, usage),
+    }
+
+
+def spend_columns(
+    agent: Usage,
+    memory: Usage,
+    embedding: Usage,
+    models: tuple[str | None, str | None, str | None],
+) -> dict[str, Any]:
+    """`{"agent": ..., "memory_llm": ..., "memory_embedding": ..., "total_cost_usd": ...}`."""
+    parts = {
+        "agent": spend(agent, models[0]),
+        "memory_llm": spend(memory, models[1]),
+        "memory_embedding": spend(embedding, models[2]),
+    }
+    costs = [p["cost_usd"] for p in parts.values()]
+    total = None if any(c is None for c in costs) else round(sum(costs), 6)
+    return {**parts, "total_cost_usd": total}

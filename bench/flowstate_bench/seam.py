@@ -10,6 +10,7 @@ request to a FlowState agent.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -193,6 +194,9 @@ class NoISUClient:
 
 
 FLOWSTATE_VARIANTS = ("flowstate", "flowstate_no_psa", "flowstate_no_isu")
+# The memories of `flowstate_bench.baselines`, run the same way by both harnesses.
+SHARED_MEMORIES = ("embedding", "reasoningbank", "mem0-style")
+ALIASES = {"summary": "zipact"}  # the rolling summary's earlier name, still accepted
 
 
 class FlowStateStrategy:
@@ -240,6 +244,12 @@ class Namespaces:
         name = "-".join(re.sub(r"[^A-Za-z0-9_.-]", "_", p) for p in parts)[:128]
         self.names.add(name)
         return name
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self.names))
+
+    def __len__(self) -> int:
+        return len(self.names)
 
     def cleanup(self) -> None:
         if self.store is None or self.keep:

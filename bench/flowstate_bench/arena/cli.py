@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -13,7 +14,8 @@ from flowstate.errors import UsageError
 from flowstate_bench.arena.data import CONFIGS, ArenaData
 from flowstate_bench.arena.report import build_report, write_report
 from flowstate_bench.arena.runner import STRATEGIES, ArenaRunner, RunConfig, TaskRun
-from flowstate_bench.options import progress_bar, strategy_list
+from flowstate_bench.options import SharedOptions, progress_bar, shared_options, strategy_list
+from flowstate_bench.seam import ALIASES, FLOWSTATE_VARIANTS
 
 _folder = click.Path(path_type=Path, file_okay=False)
 
@@ -28,25 +30,15 @@ _folder = click.Path(path_type=Path, file_okay=False)
     help="Holds <config>/data.jsonl (or <config>.jsonl) as the HF dataset lays it out.",
 )
 @click.option(
-    "--agent",
-    type=click.Choice(["oracle", "forgetful", "llm"]),
-    default="oracle",
-    show_default=True,
-    help="Scripted oracle/forgetful agents run offline; llm uses --model.",
-)
-@click.option(
     "--strategy",
     "strategies",
-    default=",".join(STRATEGIES),
+    default="all",
     show_default=True,
-    callback=strategy_list(STRATEGIES),
-    help="Comma-separated strategies to run side by side.",
+    callback=strategy_list(STRATEGIES, tuple(ALIASES)),
+    help="Comma-separated strategies to run side by side, or all.",
 )
 @click.option("--model", help="litellm model string of the task agent (--agent llm).")
 @click.option("--judge-model", help="litellm model judging formal answers; default exact match.")
-@click.option("--trials", type=click.IntRange(1), default=1, show_default=True)
-@click.option("--tasks", "limit", type=click.IntRange(1), help="Only the first N tasks per config.")
-@click.option("--task-id", "task_ids", multiple=True, help="Only these task ids (repeatable).")
 @click.option(
     "--product-db",
     type=_folder,
@@ -66,27 +58,19 @@ _folder = click.Path(path_type=Path, file_okay=False)
     help="Where the shopping search index is built once and kept [~/.cache/flowstate/arena].",
 )
 @click.option("--out", type=_folder, default=Path("bench-out/arena"), show_default=True)
-@click.option("--keep-memory", is_flag=True, help="Keep the FlowState namespaces afterwards.")
-@click.option("--temperature", type=float, help="Sampling temperature of the task agent.")
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON report instead.")
+@shared_options
 @fails_cleanly
 def arena(
     config_name: str,
     data: Path,
-    agent: str,
     strategies: list[str],
     model: str | None,
     judge_model: str | None,
-    trials: int,
-    limit: int | None,
-    task_ids: tuple[str, ...],
     product_db: Path | None,
     travel_db: Path | None,
     cache_dir: Path | None,
     out: Path,
-    keep_memory: bool,
-    temperature: float | None,
-    as_json: bool,
+    **shared: Any,
 ) -> None:
     """Run MemoryArena tasks with FlowState and the baselines, and score them.
 
@@ -98,25 +82,22 @@ def arena(
       flowstate bench arena --config formal_reasoning_math --data ~/memoryarena \\
         --agent llm --model gpt-5-mini --judge-model gpt-5-mini --strategy flowstate,full
     """
-    if limit is not None and task_ids:
+    opts = SharedOptions(**shared)
+    if opts.limit is not None and opts.task_ids:
         raise UsageError("use --tasks or --task-id, not both")
     config = RunConfig(
         configs=list(CONFIGS) if config_name == "all" else [config_name],
         strategies=strategies,
-        agent=agent,  # type: ignore[arg-type]
         model=model,
         judge_model=judge_model,
-        trials=trials,
-        limit=limit,
-        task_ids=list(task_ids) or None,
+        task_ids=list(opts.task_ids) or None,
         product_db=product_db,
         travel_db=travel_db,
         cache_dir=cache_dir or Path.home() / ".cache" / "flowstate" / "arena",
-        keep_memory=keep_memory,
-        model_kwargs={} if temperature is None else {"temperature": temperature},
+        **opts.run_fields(),
     )
     console = Console(stderr=True)
-    store = _connect(console) if "flowstate" in strategies else None
+    store = _connect(console) if set(strategies) & set(FLOWSTATE_VARIANTS) else None
     try:
         runner = ArenaRunner(config, ArenaData(data), store)
         runs = _run_with_progress(runner, console)
@@ -125,13 +106,14 @@ def arena(
             store.close()
     report = build_report(config, runs, runner.resources.judge, runner.replays())
     path = write_report(report, out)
-    if as_json:
+    if opts.as_json:
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
         return
     for name, per in report["configs"].items():
         for strategy, m in per.items():
             click.echo(
-                f"{name:<22} {strategy:<9} SR {m['sr']:.2f}  PS {m['ps']:.2f}  tokens {m['tokens']}"
+                f"{name:<22} {strategy:<16} SR {m['sr']:.2f}  PS {m['ps']:.2f}  "
+                f"tokens {m['tokens']}  memory {m['memory_tokens']}+{m['embedding_tokens']}e"
             )
     console.print(f"Report: {path}")
 

@@ -3,11 +3,15 @@
 - full: MemoryArena's `long_context`: every chunk, time-stamped, the last 120,000 tokens;
 - bm25: MemoryArena's `bm25`: pieces of at most 2,048 tokens, BM25Okapi (k1 1.5, b 0.75,
   epsilon 0.25), the top 3 for the session's query;
-- summary: a rolling summary (ZipAct-like), rewritten by one model call per subtask;
+- zipact (alias summary): a rolling summary (ZipAct-like), rewritten by one model call per
+  subtask;
+- zipact_bm25: the rolling summary plus MemoryArena's BM25 over the raw chunks;
 - none: no memory at all (the negative control);
 - plans: MemoryArena's own `none`, which for travel keeps the earlier queries and plans.
 
-Adding a memory (Mem0, ReasoningBank, embeddings) is one class here and one line in `MEMORIES`.
+The memories with their own LLM or embedding calls (embedding, reasoningbank, mem0-style) are
+shared with τ-bench and live in `flowstate_bench.baselines`. A memory that needs only the
+agent's model is one class here and one line in `MEMORIES`.
 """
 
 from __future__ import annotations
@@ -147,7 +151,7 @@ class RollingSummary:
     """Chunks wait until the next session starts; then one model call folds them into the
     summary, so a subtask costs one extra call whatever its number of chunks."""
 
-    name = "summary"
+    name = "zipact"
 
     def __init__(self, client: ModelClient) -> None:
         self.usage, self.extra_calls = Usage(), 0
@@ -178,11 +182,37 @@ class RollingSummary:
         return self.summary
 
 
+class ZipActBM25:
+    """The rolling summary, then BM25's top pieces of the raw chunks."""
+
+    name = "zipact_bm25"
+
+    def __init__(self, client: ModelClient) -> None:
+        self.summary, self.bm25 = RollingSummary(client), BM25Memory()
+
+    @property
+    def usage(self) -> Usage:
+        return self.summary.usage
+
+    @property
+    def extra_calls(self) -> int:
+        return self.summary.extra_calls
+
+    def add(self, chunk: str) -> None:
+        self.summary.add(chunk)
+        self.bm25.add(chunk)
+
+    def context(self, query: str) -> str:
+        parts = [self.summary.context(query), self.bm25.context(query)]
+        return "\n".join(p for p in parts if p)
+
+
 MemoryFactory = Callable[[ModelClient], MemoryStrategy]
 MEMORIES: dict[str, MemoryFactory] = {
     "full": lambda client: LongContext(),
     "bm25": lambda client: BM25Memory(),
-    "summary": RollingSummary,
+    "zipact": RollingSummary,
+    "zipact_bm25": ZipActBM25,
     "none": lambda client: NoMemory(),
     "plans": lambda client: PlansOnly(),
 }

@@ -15,6 +15,7 @@ from flowstate_bench.arena.formal import Judge
 from flowstate_bench.arena.published import COLUMNS, FLOWSTATE_CLAIMS, TABLE_3
 from flowstate_bench.arena.replay import recall_at_k as replay_recall
 from flowstate_bench.arena.runner import RunConfig, TaskRun
+from flowstate_bench.costs import spend_columns
 
 # nAUC depth K per domain: the axes of the paper's Fig. 3; math and phys pooled as one domain.
 DOMAINS = {
@@ -45,10 +46,14 @@ DEFINITIONS = {
     "recall_at_k": "oracle agents: share of subtasks at depth k (with needed facts) whose facts "
     "were all in what the agent was shown",
     "replay_recall_at_k": "the recall replay: gold results of subtasks 1..k-1 written with the "
-    "official writers, one context(prompt_k), facts looked for (model-free memories only)",
+    "official writers, one context(prompt_k), facts looked for (memories without an LLM only)",
     "tokens": "task agent's prompt + completion tokens (provider usage, else tiktoken)",
-    "memory_tokens": "the memory system's own model calls (summary rewrites)",
-    "extra_llm_calls": "model calls that are not task-agent steps (summary rewrites)",
+    "memory_tokens": "the memory system's own LLM calls (summary rewrites, ReasoningBank's "
+    "judge and extractor, Mem0's fact extraction and update decisions)",
+    "embedding_tokens": "the memory system's embedding calls (litellm.embedding)",
+    "extra_llm_calls": "LLM calls that are not task-agent steps (the memory's own)",
+    "spend": "agent / memory LLM / memory embedding: tokens, calls and cost in USD "
+    "(litellm's price map; null where a model has no price; --price-model prices offline runs)",
 }
 
 
@@ -57,6 +62,21 @@ def _usage(runs: Sequence[TaskRun], attr: str) -> Usage:
     for r in runs:
         total += getattr(r, attr)
     return total
+
+
+ZIPACT = ("zipact", "summary", "zipact_bm25")  # summaries are the agent's model's calls
+
+
+def price_models(
+    run: RunConfig, runs: Sequence[TaskRun]
+) -> tuple[str | None, str | None, str | None]:
+    """The models that price (agent, memory LLM, embedding) spend; see `flowstate_bench.costs`."""
+    strategy = runs[0].strategy if runs else ""
+    memory = run.model if strategy in ZIPACT else run.memory_model or run.model
+    embedding: str | None = run.embedding_model
+    if run.price_model and embedding and embedding.startswith("flowstate-embed/"):
+        embedding = "text-embedding-3-small"  # priced as the baseline it stands for
+    return (run.price_model or run.model, run.price_model or memory, embedding)
 
 
 def _recall(runs: Sequence[TaskRun]) -> list[float | None]:
@@ -80,10 +100,13 @@ def curve_metrics(tasks: list[list[bool]], domain: str) -> dict[str, Any]:
     }
 
 
-def config_metrics(config: str, runs: Sequence[TaskRun]) -> dict[str, Any]:
+def config_metrics(
+    config: str, runs: Sequence[TaskRun], run: RunConfig | None = None
+) -> dict[str, Any]:
     domain = DOMAINS[config]
     tasks = [r.passed for r in runs]
     tokens, memory = _usage(runs, "usage"), _usage(runs, "memory_usage")
+    embedding = _usage(runs, "embedding_usage")
     out: dict[str, Any] = {
         "tasks": len(runs),
         "subtasks": sum(len(t) for t in tasks),
@@ -93,9 +116,13 @@ def config_metrics(config: str, runs: Sequence[TaskRun]) -> dict[str, Any]:
         "recall_at_k": _recall(runs),
         "tokens": tokens.total_tokens,
         "memory_tokens": memory.total_tokens,
+        "embedding_tokens": embedding.total_tokens,
+        "embedding_calls": embedding.calls,
         "llm_calls": tokens.calls + memory.calls,
         "extra_llm_calls": sum(r.extra_calls for r in runs),
     }
+    if run is not None:
+        out["spend"] = spend_columns(tokens, memory, embedding, price_models(run, runs))
     if config == "bundled_shopping":
         graded = [s.graded for r in runs for s in r.subtasks]
         out["ps_graded"] = sum(graded) / len(graded) if graded else 0.0
@@ -118,7 +145,7 @@ def build_report(
         for strategy in config.strategies:
             mine = [r for r in runs if r.config == name and r.strategy == strategy]
             if mine:
-                per[name][strategy] = config_metrics(name, mine)
+                per[name][strategy] = config_metrics(name, mine, config)
                 replayed = (replays or {}).get(name, {}).get(strategy)
                 per[name][strategy]["replay_recall_at_k"] = (
                     replay_recall(replayed) if replayed is not None else None
@@ -231,6 +258,25 @@ def markdown(report: dict[str, Any]) -> str:
                 f"{label + ' ' + _cell(extra) if label else ''} | {_cell(m['nauc'])} | "
                 f"{_cell(m['nauc_min'])} | {_cell(m['drop_rate'])} | {m['tokens']} | "
                 f"{m['memory_tokens']} | {m['llm_calls']} | {m['extra_llm_calls']} |"
+            )
+    out += [
+        "",
+        "Spend side by side (agent / memory LLM / memory embedding):",
+        "",
+        "| config | strategy | agent tokens | agent calls | memory LLM tokens | memory LLM calls "
+        "| embedding tokens | embedding calls | cost (USD) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for config, strategies in report["configs"].items():
+        for strategy, m in strategies.items():
+            sp = m.get("spend")
+            if sp is None:
+                continue
+            a, mem, e = sp["agent"], sp["memory_llm"], sp["memory_embedding"]
+            cost = "-" if sp["total_cost_usd"] is None else f"{sp['total_cost_usd']:.4f}"
+            out.append(
+                f"| {config} | {strategy} | {a['tokens']:,} | {a['calls']} | {mem['tokens']:,} "
+                f"| {mem['calls']} | {e['tokens']:,} | {e['calls']} | {cost} |"
             )
     out += ["", "SR@k per strategy (k = subtask depth):", ""]
     for config, strategies in report["configs"].items():

@@ -8,10 +8,9 @@ subtask prompt; after it, the config's writer turns the session into chunks and 
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,8 +20,9 @@ from flowstate.api import FlowState
 from flowstate.engine.agent import AgentConfig
 from flowstate.errors import ModelError, UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
+from flowstate.llm.scripted import unregister
 from flowstate.models.records import Usage
-from flowstate.store import Repository, Store
+from flowstate.store import Store
 from flowstate_bench.arena.data import CONFIGS, ArenaData, ArenaTask
 from flowstate_bench.arena.domain import TaskEnv
 from flowstate_bench.arena.formal import Judge
@@ -36,9 +36,24 @@ from flowstate_bench.arena.sessions import (
     policy_of,
     steps_of,
 )
-from flowstate_bench.seam import FlowStateStrategy, MemoryStrategy, Strategy, TurnResult
+from flowstate_bench.baselines import make_memory
+from flowstate_bench.embedding import LOCAL_MODEL, Embedder
+from flowstate_bench.memory_models import memory_client, scripted_memory_model
+from flowstate_bench.seam import (
+    ALIASES,
+    FLOWSTATE_VARIANTS,
+    SHARED_MEMORIES,
+    FlowStateStrategy,
+    MemoryStrategy,
+    Namespaces,
+    Strategy,
+    TurnResult,
+    embedding_usage,
+)
 
-STRATEGIES = ("flowstate", *MEMORIES)
+STRATEGIES = (*FLOWSTATE_VARIANTS, *MEMORIES, *SHARED_MEMORIES)
+# The memories the recall replay can run: no LLM (an embedding model is not one).
+REPLAYABLE = (*MODEL_FREE, "embedding")
 
 
 class _NoModel:
@@ -78,6 +93,10 @@ class RunConfig(BaseModel):
     index_budget_tokens: int = Field(2_000, ge=50)
     keep_memory: bool = False
     model_kwargs: dict[str, Any] = {}
+    memory_model: str | None = None  # the memories' own LLM; see tau's RunConfig
+    embedding_model: str = LOCAL_MODEL
+    embedding_k: int = Field(3, ge=1)
+    price_model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -98,8 +117,9 @@ class TaskRun:
     subtasks: list[SubtaskOutcome]
     sps: float | None
     usage: Usage  # the task agent's calls (its tool sub-calls included)
-    memory_usage: Usage  # the memory system's own calls (summaries)
+    memory_usage: Usage  # the memory system's own LLM calls (summaries, judges, extractors)
     extra_calls: int
+    embedding_usage: Usage = field(default_factory=Usage)  # the memory's embedding calls
 
     @property
     def passed(self) -> list[bool]:
@@ -114,21 +134,23 @@ class ArenaRunner:
         store: Store | None = None,
         progress: Callable[[str], None] | None = None,
     ) -> None:
-        known = ("flowstate", *MEMORIES)  # read now: a memory may be registered after import
-        unknown = set(config.strategies) - set(known)
+        # read now: a memory may be registered after import
+        known = (*FLOWSTATE_VARIANTS, *MEMORIES, *SHARED_MEMORIES)
+        unknown = set(config.strategies) - set(known) - set(ALIASES)
         if unknown or not config.strategies:
             raise UsageError(f"unknown strategies {sorted(unknown)}; from {', '.join(known)}")
         bad = set(config.configs) - set(CONFIGS)
         if bad:
             raise UsageError(f"unknown configs {sorted(bad)}; from {', '.join(CONFIGS)}")
-        if "flowstate" in config.strategies and store is None:
-            raise UsageError("the flowstate strategy needs a Neo4j store")
+        if set(config.strategies) & set(FLOWSTATE_VARIANTS) and store is None:
+            raise UsageError("the flowstate strategies need a Neo4j store")
         if config.agent == "llm" and not config.model:
             raise UsageError("--agent llm needs --model")
         self.config, self.data, self.store = config, data, store
         self.progress = progress or (lambda _: None)
         self.run_id = uuid.uuid4().hex[:8]
-        self.namespaces: set[str] = set()
+        self.namespaces = Namespaces(store, config.keep_memory)
+        self._memory_script: str | None = None
         judge = Judge(LiteLLMClient(config.judge_model) if config.judge_model else None)
         self.resources = Resources(config.product_db, config.travel_db, config.cache_dir, judge)
 
@@ -154,18 +176,19 @@ class ArenaRunner:
                             runs.append(self.task_run(task, strategy, trial))
         finally:
             self.cleanup()
+            if self._memory_script is not None:
+                unregister(self._memory_script)
         return runs
 
     def replays(self) -> dict[str, dict[str, list[list[bool | None]]]]:
         """The recall replay (gold results in memory, no agent) of each model-free memory."""
         out: dict[str, dict[str, list[list[bool | None]]]] = {}
         for name in self.config.configs:
-            for strategy in (s for s in self.config.strategies if s in MODEL_FREE):
-                factory = MEMORIES[strategy]
+            for strategy in (s for s in self.config.strategies if s in REPLAYABLE):
                 per_task = []
                 for task in self.tasks(name):
                     env = make_env(task, self.resources, lambda: NO_MODEL)
-                    per_task.append(replay(env, lambda f=factory: f(NO_MODEL)))
+                    per_task.append(replay(env, lambda s=strategy: self._memory(s, NO_MODEL)))
                 out.setdefault(name, {})[strategy] = per_task
         return out
 
@@ -179,7 +202,7 @@ class ArenaRunner:
             slot.append(LiteLLMClient(c.model, **c.model_kwargs))
         else:
             name = f"arena-{c.agent}-{self.run_id}-{strategy}-{trial}-{task.config}-{task.id}"
-            style = "flowstate" if strategy == "flowstate" else "loop"
+            style = "flowstate" if strategy in FLOWSTATE_VARIANTS else "loop"
             scripted = ScriptedAgent(name, env, style, forgetful=c.agent == "forgetful")
             slot.append(scripted.client())
         try:
@@ -200,14 +223,14 @@ class ArenaRunner:
         memory: MemoryStrategy | None = None
         usage, extra = Usage(), 0
         agent: Strategy
-        if strategy == "flowstate":
-            agent = self._flowstate(task, trial, env, client)
+        if strategy in FLOWSTATE_VARIANTS:
+            agent = self._flowstate(task, strategy, trial, env, client)
             base = env.base_request()
             if base is not None:
                 result = agent.respond(base)
                 usage += result.usage
         else:
-            memory = MEMORIES[strategy](client)
+            memory = self._memory(strategy, client)
             agent = make_strategy(env, client, memory)
         outcomes: list[str] = []
         answers: list[str] = []
@@ -233,31 +256,55 @@ class ArenaRunner:
             )
         ]
         mem_usage = memory.usage if memory is not None else Usage()
+        emb_usage = embedding_usage(memory) if memory is not None else Usage()
         extra += memory.extra_calls if memory is not None else 0
         usage += env.usage  # the task model's calls from inside the tools
         return TaskRun(
-            task.config, task.id, strategy, trial, subtasks, scored.sps, usage, mem_usage, extra
+            task.config,
+            task.id,
+            strategy,
+            trial,
+            subtasks,
+            scored.sps,
+            usage,
+            mem_usage,
+            extra,
+            emb_usage,
         )
 
+    def _memory(self, strategy: str, client: ModelClient) -> MemoryStrategy:
+        c = self.config
+        strategy = ALIASES.get(strategy, strategy)
+        if strategy in SHARED_MEMORIES:
+            embedder = Embedder(c.embedding_model)
+            return make_memory(strategy, self._memory_client(), embedder, c.embedding_k)
+        return MEMORIES[strategy](client)
+
+    def _memory_client(self) -> ModelClient:
+        """--memory-model, else the agent's model (llm), else a scripted memory model."""
+        c = self.config
+        if c.memory_model or c.agent == "llm":
+            model = c.memory_model or c.model
+            assert model is not None
+            return memory_client(model, **c.model_kwargs)
+        if self._memory_script is None:
+            self._memory_script = scripted_memory_model(f"arena-memory-{self.run_id}").name
+        return memory_client(f"flowstate-scripted/{self._memory_script}")
+
     def _flowstate(
-        self, task: ArenaTask, trial: int, env: TaskEnv, client: ModelClient
+        self, task: ArenaTask, variant: str, trial: int, env: TaskEnv, client: ModelClient
     ) -> Strategy:
         assert self.store is not None
-        namespace = self._namespace(task, trial)
+        namespace = self.namespaces.new(
+            "arena", task.config, self.run_id, variant, f"t{trial}", task.id
+        )
         fs = FlowState(self.store, namespace)
         config = AgentConfig(
             max_steps=steps_of(task.config), index_budget_tokens=self.config.index_budget_tokens
         )
-        return FlowStateStrategy(fs, client, env.tools(), policy_of(task.config), config)
-
-    def _namespace(self, task: ArenaTask, trial: int) -> str:
-        tid = re.sub(r"[^A-Za-z0-9_.-]", "_", task.id)
-        namespace = f"arena-{task.config}-{self.run_id}-t{trial}-{tid}"[:128]
-        self.namespaces.add(namespace)
-        return namespace
+        return FlowStateStrategy(
+            fs, client, env.tools(), policy_of(task.config), config, variant=variant
+        )
 
     def cleanup(self) -> None:
-        if self.store is None or self.config.keep_memory:
-            return
-        for namespace in sorted(self.namespaces):
-            Repository(self.store, namespace).forget_namespace()
+        self.namespaces.cleanup()

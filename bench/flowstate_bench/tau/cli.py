@@ -13,11 +13,11 @@ from flowstate.api import FlowState
 from flowstate.cli.common import fails_cleanly
 from flowstate.errors import UsageError
 from flowstate_bench.options import SharedOptions, progress_bar, shared_options, strategy_list
-from flowstate_bench.seam import FLOWSTATE_VARIANTS
+from flowstate_bench.seam import ALIASES, FLOWSTATE_VARIANTS
 from flowstate_bench.tau.data import TauData
 from flowstate_bench.tau.report import build_report, results_table, write_report
 from flowstate_bench.tau.runner import Conversation, RunConfig, TauRunner
-from flowstate_bench.tau.strategies import ALIASES, DEFAULT_STRATEGIES, STRATEGIES
+from flowstate_bench.tau.strategies import DEFAULT_STRATEGIES, STRATEGIES
 
 
 @click.command()

@@ -25,16 +25,20 @@ from flowstate.store import Store
 from flowstate_bench.baselines import make_memory
 from flowstate_bench.embedding import LOCAL_MODEL, Embedder
 from flowstate_bench.memory_models import memory_client, scripted_memory_model
-from flowstate_bench.seam import FLOWSTATE_VARIANTS, Namespaces, TurnResult
+from flowstate_bench.seam import (
+    ALIASES,
+    FLOWSTATE_VARIANTS,
+    SHARED_MEMORIES,
+    Namespaces,
+    TurnResult,
+)
 from flowstate_bench.tau.data import Task, TauData
 from flowstate_bench.tau.env import Environment, EnvOptions, ToolCallRecord, make_env
 from flowstate_bench.tau.oracle import ScriptedAgent
 from flowstate_bench.tau.plan import Plan, derive_plan
 from flowstate_bench.tau.scoring import Scorer, TaskScore
 from flowstate_bench.tau.strategies import (
-    ALIASES,
     DEFAULT_STRATEGIES,
-    SHARED_MEMORIES,
     STRATEGIES,
     BM25Retrieval,
     FlowStateStrategy,

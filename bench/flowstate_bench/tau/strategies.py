@@ -26,6 +26,7 @@ from flowstate.llm.client import ModelClient
 from flowstate.models.records import Usage
 from flowstate_bench.seam import (
     FLOWSTATE_VARIANTS,
+    SHARED_MEMORIES,
     FlowStateStrategy,
     LoopAction,
     MemoryStrategy,
@@ -51,9 +52,7 @@ __all__ = [
 ]
 
 Message = dict[str, Any]
-SHARED_MEMORIES = ("embedding", "reasoningbank", "mem0-style")
 STRATEGIES = (*FLOWSTATE_VARIANTS, "full", "bm25", "zipact", "zipact_bm25", *SHARED_MEMORIES)
-ALIASES = {"summary": "zipact"}  # the rolling summary's earlier name, still accepted
 DEFAULT_STRATEGIES = ("flowstate", "full", "bm25", "zipact")
 TOOL_RESULT = "TOOL RESULT"
 SUMMARY_SYSTEM = (

@@ -95,7 +95,7 @@ def test_report_keys_and_table(data: TauData) -> None:
         assert set(report[key]) == {"full", "bm25"}
     assert set(report["pass_hat_k"]["full"]) == {"1", "2"}
     assert report["tokens"]["full"]["total"] > 0 and report["tasks"] == 10
-    assert len(results_table(report).columns) == 1 + 2 + 6
+    assert len(results_table(report).columns) == 1 + 2 + 7
 
 
 def test_cli_runs_offline_and_writes_the_report(data: TauData, tmp_path) -> None:
@@ -112,7 +112,7 @@ def test_cli_runs_offline_and_writes_the_report(data: TauData, tmp_path) -> None
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--strategy", "full,rag"], "choose from flowstate,full,bm25,summary"),
+        (["--strategy", "full,rag"], "choose from all,flowstate,flowstate_no_psa"),
         (["--agent", "llm", "--strategy", "full"], "--agent llm needs --model"),
         (["--task-id", "nope", "--strategy", "full"], "no tasks match"),
         (["--split", "test", "--strategy", "full"], "mock has no split 'test'; one of base"),

@@ -102,7 +102,8 @@ def test_rolling_summary_costs_one_extra_call_per_turn_and_is_shown_next(scripte
     model = scripted(policy)
     agent = RollingSummary(model.client(), [], "P")
     first = agent.respond("I'm Ann, create 'Budget review'")
-    assert first.extra_calls == 1 and first.usage.calls == 2
+    # the summary's call is the memory's, reported apart from the agent's
+    assert first.extra_calls == 1 and first.usage.calls == 1 and first.memory_usage.calls == 1
     agent.respond("go on")
     prompt = _prompt(model, 2)
     assert "# Summary of the conversation so far\nUser Ann wants task 'Budget review'." in prompt
@@ -141,9 +142,9 @@ def test_converse_sends_each_user_turn_as_one_request(scripted) -> None:
     model = scripted([final("a1"), final("a2")])
     agent = FullContext(model.client(), [], "P")
     seen: list[int] = []
-    answers, usage, extra, ended = converse(agent, ScriptedUser(["one", "two"]), seen.append)
+    answers, spent, ended = converse(agent, ScriptedUser(["one", "two"]), seen.append)
     assert answers == ["a1", "a2"] and seen == [0, 1] and ended == "stop"
-    assert usage.calls == 2 and extra == 0
+    assert spent.usage.calls == 2 and spent.extra_calls == 0 and spent.memory.calls == 0
     endless = FullContext(scripted([final("x")] * 3).client(), [], "P")
-    _, _, _, ended = converse(endless, ScriptedUser(["t"] * 5), max_turns=3)
+    _, _, ended = converse(endless, ScriptedUser(["t"] * 5), max_turns=3)
     assert ended == "max_turns"

@@ -238,8 +238,8 @@ class Mem0Style(_Spending):
                 writes.append((e.id, e.text))
             elif e.event == "DELETE" and e.id in self.memories:
                 del self.memories[e.id], self.vectors[e.id]
-            else:
-                continue
+            elif e.event != "NONE":
+                continue  # an unknown id or an empty text: nothing to apply
             self.events.append(e.event)
         if writes:
             for (mid, text), vector in zip(

@@ -20,8 +20,9 @@ from flowstate.api import FlowState
 from flowstate.engine.agent import AgentConfig
 from flowstate.engine.tools import Tool
 from flowstate.llm.client import Completion, ModelClient
-from flowstate.models.records import MAX_CONTENT_CHARS, MAX_SUMMARY_CHARS, Usage
+from flowstate.models.records import MAX_CONTENT_CHARS, Usage
 from flowstate.models.step import StepOutput
+from flowstate.rules.limits import Limits
 from flowstate.store import Repository, Store
 
 Message = dict[str, Any]
@@ -179,7 +180,7 @@ class NoISUClient:
         found = REQUEST_SECTION.search(prompt)
         if out.action is not None and out.action.type == "final" and found:
             seq, text = found.group(2), " ".join(found.group(3).split())
-            summary = f"Turn {seq}: {text}"[: MAX_SUMMARY_CHARS - 1]
+            summary = f"Turn {seq}: {text}"[: Limits().max_summary_chars]
             content = f"Request: {found.group(3)}\nAnswer: {out.action.answer}"
             delta = [{"op": "add", "key": f"turn_{seq}", "category": "artifact",
                       "summary": summary, "content": content[:MAX_CONTENT_CHARS]}]  # fmt: skip

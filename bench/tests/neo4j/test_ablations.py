@@ -1,0 +1,79 @@
+"""FlowState and its two ablations on a real Neo4j, in both harnesses, with the scripted oracle
+and forgetful agents: FlowState and FlowState without PSA reach the oracle's ceiling; without
+ISU the rule-made states carry no typed result, so every subtask that needs one fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flowstate.store import Repository, Store
+from flowstate_bench.arena.data import CONFIGS, ArenaData
+from flowstate_bench.arena.report import build_report
+from flowstate_bench.arena.runner import ArenaRunner
+from flowstate_bench.arena.runner import RunConfig as ArenaConfig
+from flowstate_bench.seam import FLOWSTATE_VARIANTS
+from flowstate_bench.tau.data import TauData
+from flowstate_bench.tau.runner import RunConfig, TauRunner
+
+pytestmark = pytest.mark.neo4j
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "memoryarena"
+PLANNED = ["7", "8", "14", "17", "23"]  # airline tasks whose changes wait for a later "yes"
+
+
+def _forgotten(store: Store, namespaces) -> bool:  # noqa: ANN001
+    return all(Repository(store, ns).counts().nodes == 0 for ns in namespaces)
+
+
+def test_tau_ablations_against_the_oracle_and_the_forgetful_agent(
+    store: Store, tau_data: TauData
+) -> None:
+    runner = TauRunner(
+        RunConfig(domain="airline", strategies=list(FLOWSTATE_VARIANTS), task_ids=PLANNED),
+        tau_data,
+        store,
+    )
+    won: dict[str, set[str]] = {v: set() for v in FLOWSTATE_VARIANTS}
+    for conv in runner.run():
+        if conv.score.success:
+            won[conv.strategy].add(conv.task_id)
+    assert won["flowstate"] == won["flowstate_no_psa"] == set(PLANNED)
+    assert won["flowstate_no_isu"] == set()  # the plan was never a state of its own
+    assert len(runner.namespaces) == 3 * len(PLANNED)  # one per strategy and task
+    assert _forgotten(store, runner.namespaces)
+
+    forgetful = TauRunner(
+        RunConfig(
+            domain="airline", agent="forgetful", strategies=list(FLOWSTATE_VARIANTS),
+            task_ids=PLANNED,
+        ),
+        tau_data,
+        store,
+    )  # fmt: skip
+    assert not any(c.score.success for c in forgetful.run())
+    assert _forgotten(store, forgetful.namespaces)
+
+
+def test_arena_ablations_against_the_oracle(store: Store, tmp_path: Path) -> None:
+    config = ArenaConfig(
+        configs=list(CONFIGS),
+        strategies=list(FLOWSTATE_VARIANTS),
+        product_db=FIXTURES / "product_db",
+        travel_db=FIXTURES / "travel_db",
+        cache_dir=tmp_path / "cache",
+    )
+    runner = ArenaRunner(config, ArenaData(FIXTURES), store)
+    runs = runner.run()
+    report = build_report(config, runs, runner.resources.judge)
+    for name in CONFIGS:
+        for variant in ("flowstate", "flowstate_no_psa"):
+            m = report["configs"][name][variant]
+            assert m["sr"] == 1.0 and m["ps"] == 1.0, (name, variant)
+        assert report["configs"][name]["flowstate_no_isu"]["sr"] == 0.0, name
+    for run in (r for r in runs if r.strategy == "flowstate_no_isu"):
+        for sub in run.subtasks:
+            # what needs no earlier result still passes; what needs one is never found
+            assert sub.passed is (sub.found is None), (run.config, run.task_id, sub.k)
+    assert _forgotten(store, runner.namespaces)

@@ -97,6 +97,32 @@ def token_parts(tokens: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def token_recall_tradeoff(tokens: dict[str, Any], path: Path) -> None:
+    """Tokens per request against recall at the deepest depth: a curve over k for the swept
+    retrievers, one point for every other strategy."""
+    plt = _pyplot()
+    depth = list(tokens["recall_matched"])[-1]
+    block = tokens["recall_matched"][depth]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for name, curve in block["curves"].items():
+        ks = list(curve)
+        xs, ys = [curve[k]["prompt_tokens"] for k in ks], [curve[k]["recall"] for k in ks]
+        ax.plot(
+            xs, ys, marker="o", label=f"{STRATEGY_NAMES.get(name, name)} (k = {ks[0]}..{ks[-1]})"
+        )
+    for name, m in block["matched"].items():
+        if m["k"] is None:
+            ax.scatter([m["prompt_tokens"]], [m["recall"]], s=60, marker="D",
+                       label=STRATEGY_NAMES.get(name, name))  # fmt: skip
+    ax.set(xlabel="prompt tokens per request", ylabel="recall", xscale="log",
+           title=f"Tokens vs recall at depth {depth}", ylim=(0, 1.05))  # fmt: skip
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def write_all(report: dict[str, Any], out: Path) -> list[str]:
     """Every plot the report has data for; returns the file names written."""
     written = []
@@ -107,6 +133,9 @@ def write_all(report: dict[str, Any], out: Path) -> list[str]:
         token_series(report["tokens"], out / "tokens_per_request.png")
         token_ratio_recall(report["tokens"], out / "tokens_ratio_recall.png")
         written += ["tokens_per_request.png", "tokens_ratio_recall.png"]
+        if report["tokens"].get("recall_matched"):
+            token_recall_tradeoff(report["tokens"], out / "tokens_vs_recall.png")
+            written.append("tokens_vs_recall.png")
         if any("parts" in f["flowstate"] for f in report["tokens"]["by_depth"].values()):
             token_parts(report["tokens"], out / "tokens_parts.png")
             written.append("tokens_parts.png")

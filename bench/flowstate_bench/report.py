@@ -23,6 +23,7 @@ STRATEGY_NAMES = {
     "bm25": "BM25 top-k",
     "rolling_summary": "Rolling summary",
     "flowstate_no_psa": "FlowState without PSA",
+    "embedding": "Embedding top-k",
 }
 
 
@@ -106,6 +107,53 @@ def parts_table(tokens: dict[str, Any]) -> list[str]:
     return _table(header, rows)
 
 
+def recall_matched_table(tokens: dict[str, Any]) -> list[str]:
+    """Per depth and strategy: the tokens needed for recall 1.0 (k: the smallest that gets
+    there), or the best recall reached and what it costs."""
+    header = ["depth", "strategy", "k", "prompt tokens / request", "vs full context", "recall"]
+    rows = []
+    for depth, block in tokens.get("recall_matched", {}).items():
+        for name, m in block["matched"].items():
+            recall = f"{m['recall']:.2f}" + ("" if m["reached"] else " (best reached)")
+            rows.append(
+                [
+                    depth,
+                    STRATEGY_NAMES.get(name, name),
+                    "-" if m["k"] is None else str(m["k"]),
+                    f"{m['prompt_tokens']:,.0f}",
+                    f"{m['ratio_to_full_context']:.1%}",
+                    recall,
+                ]
+            )
+    return _table(header, rows) if rows else []
+
+
+def cache_cost_table(tokens: dict[str, Any]) -> list[str]:
+    """Per depth and strategy: repeated prefix, and effective prompt tokens per request when
+    cached input costs 10% / 50% of the full price (share of full context's)."""
+    header = ["depth", "strategy", "prompt tokens / request", "repeated prefix (mean per call)"]
+    discounts: list[str] = []
+    rows = []
+    for depth, per in tokens.get("cache", {}).items():
+        for name, f in per.items():
+            discounts = list(f["effective_prompt_tokens"])
+            cells = [
+                f"{f['effective_prompt_tokens'][d]:,.0f} ({f['ratio_to_full_context'][d]:.0%})"
+                for d in discounts
+            ]
+            rows.append(
+                [
+                    depth,
+                    STRATEGY_NAMES.get(name, name),
+                    f"{f['prompt_tokens']:,.0f}",
+                    f"{f['prefix_share']:.0%}",
+                    *cells,
+                ]
+            )
+    header += [f"effective tokens, cached at {d}" for d in discounts]
+    return _table(header, rows) if rows else []
+
+
 def target_table(targets: list[dict[str, Any]]) -> list[str]:
     mark = {"met": "met", "missed": "**missed**", "not measured": "not measured"}
     rows = [[t["goal"], mark[t["status"]], t["figure"]] for t in targets]
@@ -153,6 +201,32 @@ def markdown(report: dict[str, Any]) -> str:
                 "",
                 *parts,
             ]
+    matched = recall_matched_table(report.get("tokens") or {})
+    if matched:
+        out += [
+            "",
+            "## Recall-matched tokens",
+            "",
+            "BM25 and the embedding baseline swept over k "
+            f"({', '.join(map(str, report['tokens']['settings'].get('sweep_k', [])))}); "
+            "each row is the smallest k that reaches recall 1.0, or the smallest reaching the "
+            "best recall. FlowState, full context, the summary and FlowState without PSA have "
+            "one setting each.",
+            "",
+            *matched,
+        ]
+    cache = cache_cost_table(report.get("tokens") or {})
+    if cache:
+        out += [
+            "",
+            "## Prompt-cache-aware cost",
+            "",
+            "Every call's prompt (agent and memory upkeep, in sending order) against the previous "
+            "call's: the byte-identical prefix is billed at the cached rate. Effective tokens = "
+            "uncached + rate x cached, per request (share of full context's at the same rate).",
+            "",
+            *cache,
+        ]
     if report.get("notes"):
         out += ["", "## Notes", "", *[f"- {n}" for n in report["notes"]]]
     if report.get("plots"):

@@ -23,13 +23,14 @@ from flowstate.demo.scenario import EXPECTED_TOTAL_EUR, scripted_policy
 from flowstate.engine.prompt_parts import PARTS, prefix_shares, total_parts
 from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate.store import Store
-from flowstate_bench import flowstate_strategy
+from flowstate_bench import flowstate_strategy, token_compare
 from flowstate_bench.scenarios import Turn, scenario
 from flowstate_bench.strategies import BASELINES, BM25_K, SUMMARY_BUDGET_TOKENS, Prompted
 
 DEPTHS = (10, 25, 50, 100)
 TASK_CALLS = 2  # read the ticket, then answer
 STRATEGIES = ("flowstate", "full_context", "bm25", "rolling_summary", "flowstate_no_psa")
+EMBEDDING_K = 3  # MemoryArena's embedding baseline retrieves the top 3
 
 Say = Callable[[str], None]
 
@@ -121,10 +122,13 @@ def run_suite(
         figures["flowstate"]["index_budget"] = fs.index_budget
         figures["flowstate"] |= prompt_costs(fs.psa[:depth])
         by_depth[str(depth)] = figures
+    say("token suite: BM25 and embedding swept over k; prompt-cache-aware cost")
+    comparison = compare(turns, per_strategy, depths)
     series = {name: [p.prompt_tokens for p in runs] for name, runs in per_strategy.items()}
     say("token suite: the demo's eight requests")
     return {
         "by_depth": by_depth,
+        **comparison,
         "first_request_ratio": round(series["flowstate"][0] / series["full_context"][0], 4),
         "demo": demo_figures(store),
         "series": series,
@@ -138,5 +142,29 @@ def run_suite(
             "engine_seconds": round(fs.seconds, 1),
             "flowstate": "real engine + Neo4j, ScriptedModel.policy through litellm",
             "flowstate_no_psa": "the engine's prompt builder with every past state revealed",
+            "sweep_k": list(token_compare.SWEEP_K),
+            "embedding": f"{EMBEDDING_K} most similar past turns, {token_compare.LOCAL_MODEL} "
+            "through litellm",
+            "cache_discounts": list(token_compare.DISCOUNTS),
         },
+    }
+
+
+def compare(
+    turns: Sequence[Turn], per_strategy: dict[str, list[Prompted]], depths: Sequence[int]
+) -> dict[str, Any]:
+    """The recall-matched table per depth and the cache-aware cost per depth."""
+    swept = token_compare.sweep(turns)
+    fixed = {n: per_strategy[n] for n in ("flowstate", "full_context", "rolling_summary",
+                                          "flowstate_no_psa")}  # fmt: skip
+    costs = {
+        name: token_compare.call_costs(runs)
+        for name, runs in {**per_strategy, "embedding": swept["embedding"][EMBEDDING_K]}.items()
+    }
+    ordered = sorted(depths)
+    return {
+        "recall_matched": {
+            str(d): token_compare.recall_matched(turns, fixed, swept, d, recall) for d in ordered
+        },
+        "cache": {str(d): token_compare.cache_table(costs, d) for d in ordered},
     }

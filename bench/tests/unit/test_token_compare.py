@@ -1,0 +1,99 @@
+"""The token suite's recall-matched comparison and prompt-cache-aware cost, on a short seeded
+scenario (no database: the baselines' prompts are pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from flowstate_bench import embedding as emb
+from flowstate_bench import token_compare as tc
+from flowstate_bench.report import cache_cost_table, recall_matched_table
+from flowstate_bench.scenarios import scenario
+from flowstate_bench.strategies import BASELINES, Prompted
+from flowstate_bench.token_suite import recall
+
+DEPTH = 12
+
+
+@pytest.fixture(scope="module")
+def turns():
+    return scenario(DEPTH, 3)
+
+
+@pytest.fixture(scope="module")
+def swept(turns):
+    return tc.sweep(turns, ks=(1, 2, 4, 32))
+
+
+def test_the_sweep_embeds_through_litellm_once_per_turn_and_query(turns) -> None:
+    before = emb.CALLS["hash-256"]
+    tc.sweep(turns, ks=(1, 2))
+    assert emb.CALLS["hash-256"] - before == 1 + 2  # the documents once, the queries per k
+
+
+def test_recall_grows_with_k_and_k_past_the_history_is_full_context(turns, swept) -> None:
+    full = BASELINES["full_context"](turns)
+    result = tc.recall_matched(turns, {"full_context": full}, swept, DEPTH, recall)
+    bm25 = result["curves"]["bm25"]
+    assert bm25["1"]["recall"] <= bm25["2"]["recall"] <= bm25["4"]["recall"]
+    assert bm25["1"]["prompt_tokens"] < bm25["4"]["prompt_tokens"]
+    # k = 32 > 11 past turns: every turn is retrieved, so the prompt is full context's
+    assert bm25["32"]["recall"] == 1.0
+    assert bm25["32"]["prompt_tokens"] == pytest.approx(
+        result["matched"]["full_context"]["prompt_tokens"]
+    )
+
+
+def test_the_matched_row_is_the_smallest_k_reaching_the_best_recall(turns, swept) -> None:
+    result = tc.recall_matched(turns, {}, swept, DEPTH, recall)
+    for name, curve in result["curves"].items():
+        m = result["matched"][name]
+        best = max(p["recall"] for p in curve.values())
+        smaller = [int(k) for k, p in curve.items() if int(k) < m["k"]]
+        assert m["recall"] == best and m["reached"] is (best >= 1.0)
+        assert all(curve[str(k)]["recall"] < best for k in smaller), name
+
+
+def _prompted(*prompts: list[dict[str, str]]) -> Prompted:
+    return Prompted([list(p) for p in prompts])
+
+
+def test_cache_cost_by_hand() -> None:
+    system = {"role": "system", "content": "word " * 100}
+    a = [system, {"role": "user", "content": "first question"}]
+    b = [*a, {"role": "assistant", "content": "answer"}]  # a's prompt is b's prefix
+    c = [{"role": "system", "content": "other " * 100}]  # shares nothing with b
+    costs = tc.call_costs([_prompted(a, b), _prompted(c)])
+    (ta, ca), (tb, cb) = costs[0]
+    [(tc_, cc)] = costs[1]
+    # the shared prefix is a's contents (the chat format's framing tokens are not content)
+    assert ca == 0 and cc == 0 and 0.8 * ta < cb < tb
+    figures = tc.cache_costs(costs, (0.1, 0.5))
+    assert figures["effective_prompt_tokens"]["10%"] == pytest.approx(
+        (ta + tb - 0.9 * cb + tc_) / 2, abs=0.1
+    )
+    assert figures["effective_prompt_tokens"]["50%"] > figures["effective_prompt_tokens"]["10%"]
+    assert figures["prefix_share"] == pytest.approx((cb / tb + 0) / 2, abs=1e-4)
+
+
+def test_append_only_full_context_caches_better_than_a_summary(turns) -> None:
+    costs = {name: tc.call_costs(build(turns)) for name, build in BASELINES.items()}
+    table = tc.cache_table(costs, DEPTH)
+    assert table["full_context"]["prefix_share"] > table["rolling_summary"]["prefix_share"]
+    assert table["full_context"]["ratio_to_full_context"] == {"10%": 1.0, "50%": 1.0}
+    # the discount only ever lowers what a strategy pays
+    for figures in table.values():
+        assert figures["effective_prompt_tokens"]["10%"] <= figures["prompt_tokens"]
+
+
+def test_the_report_tables_render(turns, swept) -> None:
+    full = BASELINES["full_context"](turns)
+    tokens = {
+        "recall_matched": {
+            str(DEPTH): tc.recall_matched(turns, {"full_context": full}, swept, DEPTH, recall)
+        },
+        "cache": {str(DEPTH): tc.cache_table({"full_context": tc.call_costs(full)}, DEPTH)},
+    }
+    matched = "\n".join(recall_matched_table(tokens))
+    assert "| 12 | Full context | - |" in matched and "BM25 top-k" in matched
+    assert "cached at 10%" in "\n".join(cache_cost_table(tokens))

@@ -22,7 +22,7 @@ import re
 from typing import Any
 
 from flowstate.llm.client import LiteLLMClient
-from flowstate.llm.scripted import ScriptedModel
+from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate_bench.baselines import EXTRACT_SYSTEM, FACTS_SYSTEM, JUDGE_SYSTEM, UPDATE_SYSTEM
 
 Message = dict[str, Any]
@@ -85,6 +85,30 @@ def _decide(prompt: str) -> list[dict[str, str]]:
 def scripted_memory_model(name: str) -> ScriptedModel:
     """Register the policy under `name` (`flowstate-scripted/<name>`)."""
     return ScriptedModel.policy(name, memory_policy)
+
+
+class MemoryClients:
+    """Where a run's memories get their model: `memory_model`, else the agent's model (llm
+    agents), else a scripted memory model registered on first use and dropped by `close`."""
+
+    def __init__(
+        self, memory_model: str | None, agent: str, model: str | None, name: str, **kwargs: Any
+    ) -> None:
+        self.model = memory_model or (model if agent == "llm" else None)
+        self.name, self.kwargs = name, kwargs
+        self.script: ScriptedModel | None = None
+
+    def client(self) -> LiteLLMClient:
+        if self.model is not None:
+            return memory_client(self.model, **self.kwargs)
+        if self.script is None:
+            self.script = scripted_memory_model(self.name)
+        return memory_client(self.script.model)
+
+    def close(self) -> None:
+        if self.script is not None:
+            unregister(self.script.name)
+            self.script = None
 
 
 def memory_client(model: str, **kwargs: Any) -> LiteLLMClient:

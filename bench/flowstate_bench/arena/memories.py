@@ -26,10 +26,10 @@ from pydantic import BaseModel, ConfigDict
 from flowstate.llm.client import ModelClient
 from flowstate.models.records import Usage
 from flowstate.tokens import encoder
+from flowstate_bench.baselines import pieces
 from flowstate_bench.seam import MemoryStrategy
 
 LONG_CONTEXT_TOKENS = 120_000
-BM25_PIECE_TOKENS = 2_048
 BM25_TOP_K = 3
 SUMMARY_CHARS = 20_000
 SUMMARY_SYSTEM = (
@@ -108,14 +108,6 @@ class LongContext:
 
 def bm25_words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", text.lower())
-
-
-def pieces(chunk: str, size: int = BM25_PIECE_TOKENS) -> list[str]:
-    """The chunk cut into decoded slices of at most `size` tokens."""
-    tokens = encoder().encode(chunk, disallowed_special=())
-    if len(tokens) <= size:
-        return [chunk]
-    return [encoder().decode(tokens[i : i + size]) for i in range(0, len(tokens), size)]
 
 
 class BM25Memory:

@@ -20,7 +20,6 @@ from flowstate.api import FlowState
 from flowstate.engine.agent import AgentConfig
 from flowstate.errors import ModelError, UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
-from flowstate.llm.scripted import unregister
 from flowstate.models.records import Usage
 from flowstate.store import Store
 from flowstate_bench.arena.data import CONFIGS, ArenaData, ArenaTask
@@ -38,7 +37,7 @@ from flowstate_bench.arena.sessions import (
 )
 from flowstate_bench.baselines import make_memory
 from flowstate_bench.embedding import LOCAL_MODEL, Embedder
-from flowstate_bench.memory_models import memory_client, scripted_memory_model
+from flowstate_bench.memory_models import MemoryClients
 from flowstate_bench.seam import (
     ALIASES,
     FLOWSTATE_VARIANTS,
@@ -150,7 +149,13 @@ class ArenaRunner:
         self.progress = progress or (lambda _: None)
         self.run_id = uuid.uuid4().hex[:8]
         self.namespaces = Namespaces(store, config.keep_memory)
-        self._memory_script: str | None = None
+        self.memory_clients = MemoryClients(
+            config.memory_model,
+            config.agent,
+            config.model,
+            f"arena-memory-{self.run_id}",
+            **config.model_kwargs,
+        )
         judge = Judge(LiteLLMClient(config.judge_model) if config.judge_model else None)
         self.resources = Resources(config.product_db, config.travel_db, config.cache_dir, judge)
 
@@ -176,8 +181,7 @@ class ArenaRunner:
                             runs.append(self.task_run(task, strategy, trial))
         finally:
             self.cleanup()
-            if self._memory_script is not None:
-                unregister(self._memory_script)
+            self.memory_clients.close()
         return runs
 
     def replays(self) -> dict[str, dict[str, list[list[bool | None]]]]:
@@ -277,19 +281,8 @@ class ArenaRunner:
         strategy = ALIASES.get(strategy, strategy)
         if strategy in SHARED_MEMORIES:
             embedder = Embedder(c.embedding_model)
-            return make_memory(strategy, self._memory_client(), embedder, c.embedding_k)
+            return make_memory(strategy, self.memory_clients.client(), embedder, c.embedding_k)
         return MEMORIES[strategy](client)
-
-    def _memory_client(self) -> ModelClient:
-        """--memory-model, else the agent's model (llm), else a scripted memory model."""
-        c = self.config
-        if c.memory_model or c.agent == "llm":
-            model = c.memory_model or c.model
-            assert model is not None
-            return memory_client(model, **c.model_kwargs)
-        if self._memory_script is None:
-            self._memory_script = scripted_memory_model(f"arena-memory-{self.run_id}").name
-        return memory_client(f"flowstate-scripted/{self._memory_script}")
 
     def _flowstate(
         self, task: ArenaTask, variant: str, trial: int, env: TaskEnv, client: ModelClient

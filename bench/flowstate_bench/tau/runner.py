@@ -19,12 +19,11 @@ from flowstate.api import FlowState
 from flowstate.engine.agent import AgentConfig
 from flowstate.errors import UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
-from flowstate.llm.scripted import unregister
 from flowstate.models.records import Usage
 from flowstate.store import Store
 from flowstate_bench.baselines import make_memory
 from flowstate_bench.embedding import LOCAL_MODEL, Embedder
-from flowstate_bench.memory_models import memory_client, scripted_memory_model
+from flowstate_bench.memory_models import MemoryClients
 from flowstate_bench.seam import (
     ALIASES,
     FLOWSTATE_VARIANTS,
@@ -170,7 +169,13 @@ class TauRunner:
         self.run_id = uuid.uuid4().hex[:8]
         self.namespaces = Namespaces(store, config.keep_memory)
         self.policy = data.policy(config.domain)
-        self._memory_script: str | None = None
+        self.memory_clients = MemoryClients(
+            config.memory_model,
+            config.agent,
+            config.model,
+            f"tau-memory-{self.run_id}",
+            **config.model_kwargs,
+        )
 
     def tasks(self) -> list[Task]:
         tasks = self.data.tasks(self.config.domain)
@@ -191,8 +196,7 @@ class TauRunner:
                             self.progress(conv)
         finally:
             self.cleanup()
-            if self._memory_script is not None:
-                unregister(self._memory_script)
+            self.memory_clients.close()
         return done
 
     def conversation(self, task: Task, strategy: str, trial: int) -> Conversation:
@@ -253,22 +257,10 @@ class TauRunner:
             return ZipActBM25(client, tools, policy, max_steps=c.max_steps, top_k=c.bm25_k)
         if name in SHARED_MEMORIES:
             memory = make_memory(
-                name, self._memory_client(), Embedder(c.embedding_model), c.embedding_k
+                name, self.memory_clients.client(), Embedder(c.embedding_model), c.embedding_k
             )
             return MemoryBacked(memory, client, tools, policy, max_steps=c.max_steps)
         return RollingSummary(client, tools, policy, max_steps=c.max_steps)
-
-    def _memory_client(self) -> ModelClient:
-        """The memories' own model: --memory-model, else the agent's model (llm), else a
-        scripted memory model registered for this run."""
-        c = self.config
-        if c.memory_model or c.agent == "llm":
-            model = c.memory_model or c.model
-            assert model is not None
-            return memory_client(model, **c.model_kwargs)
-        if self._memory_script is None:
-            self._memory_script = scripted_memory_model(f"tau-memory-{self.run_id}").name
-        return memory_client(f"flowstate-scripted/{self._memory_script}")
 
     def _user(self, task: Task, plan: Plan) -> User:
         if self.config.user_kind == "scripted":

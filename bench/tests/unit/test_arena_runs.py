@@ -13,14 +13,18 @@ from click.testing import CliRunner
 
 from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate.models.records import Usage
+from flowstate_bench import embedding as emb
 from flowstate_bench.arena.cli import arena
 from flowstate_bench.arena.data import CONFIGS, ArenaData
 from flowstate_bench.arena.memories import MEMORIES
 from flowstate_bench.arena.report import build_report, write_report
 from flowstate_bench.arena.runner import ArenaRunner, RunConfig, TaskRun
+from flowstate_bench.memory_models import memory_policy
+from flowstate_bench.seam import SHARED_MEMORIES
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "memoryarena"
 BASELINES = ["full", "bm25", "summary", "none", "plans"]
+COMPARED = ["zipact", "zipact_bm25", *SHARED_MEMORIES]
 
 
 def _run(tmp: Path, agent: str, strategies: list[str]):
@@ -267,3 +271,34 @@ def test_a_failing_model_fails_its_subtask_and_the_run_goes_on(tmp_path) -> None
         unregister(model.name)
     assert [s.passed for s in runs[0].subtasks] == [True, False, False]
     assert runs[0].subtasks[1].answer.startswith("[model failed:")
+
+
+def test_arena_llm_agent_each_memory_writes_and_reads_through_litellm(tmp_path: Path) -> None:
+    agent = ScriptedModel.policy("comparison-arena-agent", _naive)
+    memory = ScriptedModel.policy("comparison-arena-memory", memory_policy)
+    embedded = emb.CALLS["hash-256"]
+    try:
+        argv = ["--config", "bundled_shopping", "--task-id", "0", "--agent", "llm"]
+        argv += ["--model", agent.model, "--memory-model", memory.model]
+        argv += ["--strategy", ",".join(COMPARED), "--data", str(FIXTURES)]
+        argv += ["--product-db", str(FIXTURES / "product_db"), "--out", str(tmp_path)]
+        result = CliRunner().invoke(arena, [*argv, "--cache-dir", str(tmp_path / "cache")])
+        assert result.exit_code == 0, result.output
+    finally:
+        unregister(agent.name)
+        unregister(memory.name)
+    per = json.loads((tmp_path / "arena_report.json").read_text())["configs"]["bundled_shopping"]
+    assert (
+        len(memory.calls)
+        == sum(per[s]["spend"]["memory_llm"]["calls"] for s in SHARED_MEMORIES)
+        > 0
+    )
+    # the local provider answered every counted call (and the recall replay's, not counted)
+    assert emb.CALLS["hash-256"] - embedded > sum(
+        per[s]["embedding_calls"] for s in SHARED_MEMORIES
+    )
+    for name in SHARED_MEMORIES:
+        # every later session's prompt carried what the memory recalled (the read path)
+        assert per[name]["embedding_calls"] >= 5, name
+    assert per["zipact"]["extra_llm_calls"] == 5  # a rewrite before each later session
+    assert "Spend side by side" in (tmp_path / "arena_report.md").read_text()

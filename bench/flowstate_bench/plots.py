@@ -110,12 +110,15 @@ def token_recall_tradeoff(tokens: dict[str, Any], path: Path) -> None:
         ax.plot(
             xs, ys, marker="o", label=f"{STRATEGY_NAMES.get(name, name)} (k = {ks[0]}..{ks[-1]})"
         )
-    for name, m in block["matched"].items():
-        if m["k"] is None:
-            ax.scatter([m["prompt_tokens"]], [m["recall"]], s=60, marker="D",
-                       label=STRATEGY_NAMES.get(name, name))  # fmt: skip
+    points = [(n, m) for n, m in block["matched"].items() if m["k"] is None]
+    for i, (name, m) in enumerate(points):
+        ax.scatter([m["prompt_tokens"]], [m["recall"]], s=60, marker="D", zorder=3,
+                   color=f"C{i + len(block['curves'])}", label=STRATEGY_NAMES.get(name, name))  # fmt: skip
     ax.set(xlabel="prompt tokens per request", ylabel="recall", xscale="log",
            title=f"Tokens vs recall at depth {depth}", ylim=(0, 1.05))  # fmt: skip
+    from matplotlib.ticker import NullFormatter
+
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()

@@ -112,8 +112,9 @@ def token_recall_tradeoff(tokens: dict[str, Any], path: Path) -> None:
         )
     points = [(n, m) for n, m in block["matched"].items() if m["k"] is None]
     for i, (name, m) in enumerate(points):
-        ax.scatter([m["prompt_tokens"]], [m["recall"]], s=60, marker="D", zorder=3,
-                   color=f"C{i + len(block['curves'])}", label=STRATEGY_NAMES.get(name, name))  # fmt: skip
+        colour = f"C{i + len(block['curves'])}"
+        label = STRATEGY_NAMES.get(name, name)
+        ax.scatter([m["prompt_tokens"]], [m["recall"]], s=60, marker="D", color=colour, label=label)
     ax.set(xlabel="prompt tokens per request", ylabel="recall", xscale="log",
            title=f"Tokens vs recall at depth {depth}", ylim=(0, 1.05))  # fmt: skip
     from matplotlib.ticker import NullFormatter

@@ -127,6 +127,11 @@ REQUEST_SECTION = re.compile(
 )
 
 
+NO_PSA_HEADER = "(no PSA: every past state, in full)"
+# The part of a no-PSA prompt that is memory (what a forgetful agent does not read).
+NO_PSA_BLOCK = re.compile(re.escape(NO_PSA_HEADER) + r".*?(?=\n\n# Active State\n)", re.DOTALL)
+
+
 class NoPSAClient:
     """FlowState without Progressive State Access: before every call the index is replaced by
     the full content of every past state (what an Active State that keeps everything
@@ -145,7 +150,7 @@ class NoPSAClient:
         lines = [f"- {r.state.id} [{r.state.category}] {r.state.summary}\n  {r.state.content}"
                  for r in shown]  # fmt: skip
         body = "\n".join(lines) or "(none yet)"
-        return f"# Historical State Index\n(no PSA: every past state, in full)\n{body}"
+        return f"# Historical State Index\n{NO_PSA_HEADER}\n{body}"
 
     def _messages(self, messages: list[Message]) -> list[Message]:
         block = self._every_state()

@@ -21,6 +21,7 @@ from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate_bench.arena.data import normalise
 from flowstate_bench.arena.domain import TaskEnv, needed_facts
 from flowstate_bench.arena.memories import SUMMARY_SYSTEM
+from flowstate_bench.seam import NO_PSA_BLOCK
 
 Message = dict[str, Any]
 Style = Literal["flowstate", "loop"]
@@ -55,7 +56,7 @@ class ScriptedAgent:
     def _reply(self, messages: list[Message]) -> dict[str, Any]:
         text = "\n".join(str(m.get("content", "")) for m in messages)
         if self.forgetful:  # it never reads memory, only the prompt and this session
-            text = MEMORY_BLOCK.sub("", text)
+            text = NO_PSA_BLOCK.sub("", MEMORY_BLOCK.sub("", text))
         if messages and SUMMARY_SYSTEM in str(messages[0].get("content", "")):
             return {"summary": _summarise(text)}
         if self.k == 0:

@@ -77,3 +77,24 @@ def test_arena_ablations_against_the_oracle(store: Store, tmp_path: Path) -> Non
             # what needs no earlier result still passes; what needs one is never found
             assert sub.passed is (sub.found is None), (run.config, run.task_id, sub.k)
     assert _forgotten(store, runner.namespaces)
+
+
+def test_arena_ablations_with_the_forgetful_agent_fail_exactly_the_dependents(
+    store: Store, tmp_path: Path
+) -> None:
+    config = ArenaConfig(
+        configs=["group_travel_planner", "formal_reasoning_phys"],
+        strategies=list(FLOWSTATE_VARIANTS),
+        agent="forgetful",
+        travel_db=FIXTURES / "travel_db",
+        cache_dir=tmp_path / "cache",
+    )
+    runner = ArenaRunner(config, ArenaData(FIXTURES), store)
+    tasks = {(t.config, t.id): t for c in config.configs for t in ArenaData(FIXTURES).tasks(c)}
+    for run in runner.run():
+        facts = tasks[(run.config, run.task_id)].facts
+        assert facts is not None
+        for k, sub in enumerate(run.subtasks, 1):
+            # without PSA the states are in the prompt, but a forgetful agent does not read them
+            assert sub.passed is not bool(facts.get(k)), (run.strategy, run.task_id, k)
+    assert _forgotten(store, runner.namespaces)

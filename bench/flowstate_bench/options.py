@@ -125,3 +125,14 @@ def progress_bar(console: Console) -> Progress:
         TimeElapsedColumn(),
     )
     return Progress(*columns, console=console, transient=True)
+
+
+def connect_store(console: Console):  # noqa: ANN201 - the Store type is imported lazily
+    """The Neo4j store FlowState strategies run against: FLOWSTATE_NEO4J_URI, or the managed
+    local server (started if needed)."""
+    from flowstate.local.embedded import resolve_database
+    from flowstate.settings import LocalServerSettings, Neo4jSettings
+    from flowstate.store import Store
+
+    settings = resolve_database(Neo4jSettings(), LocalServerSettings(), console.print)
+    return Store.connect(settings)

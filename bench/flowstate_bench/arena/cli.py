@@ -14,7 +14,13 @@ from flowstate.errors import UsageError
 from flowstate_bench.arena.data import CONFIGS, ArenaData
 from flowstate_bench.arena.report import build_report, write_report
 from flowstate_bench.arena.runner import STRATEGIES, ArenaRunner, RunConfig, TaskRun
-from flowstate_bench.options import SharedOptions, progress_bar, shared_options, strategy_list
+from flowstate_bench.options import (
+    SharedOptions,
+    connect_store,
+    progress_bar,
+    shared_options,
+    strategy_list,
+)
 from flowstate_bench.seam import ALIASES, FLOWSTATE_VARIANTS
 
 _folder = click.Path(path_type=Path, file_okay=False)
@@ -97,7 +103,7 @@ def arena(
         **opts.run_fields(),
     )
     console = Console(stderr=True)
-    store = _connect(console) if set(strategies) & set(FLOWSTATE_VARIANTS) else None
+    store = connect_store(console) if set(strategies) & set(FLOWSTATE_VARIANTS) else None
     try:
         runner = ArenaRunner(config, ArenaData(data), store)
         runs = _run_with_progress(runner, console)
@@ -116,15 +122,6 @@ def arena(
                 f"tokens {m['tokens']}  memory {m['memory_tokens']}+{m['embedding_tokens']}e"
             )
     console.print(f"Report: {path}")
-
-
-def _connect(console: Console):  # noqa: ANN202 - the Store type is imported lazily
-    from flowstate.local.embedded import resolve_database
-    from flowstate.settings import LocalServerSettings, Neo4jSettings
-    from flowstate.store import Store
-
-    settings = resolve_database(Neo4jSettings(), LocalServerSettings(), console.print)
-    return Store.connect(settings)
 
 
 def _run_with_progress(runner: ArenaRunner, console: Console) -> list[TaskRun]:

@@ -9,10 +9,15 @@ from typing import Any
 import click
 from rich.console import Console
 
-from flowstate.api import FlowState
 from flowstate.cli.common import fails_cleanly
 from flowstate.errors import UsageError
-from flowstate_bench.options import SharedOptions, progress_bar, shared_options, strategy_list
+from flowstate_bench.options import (
+    SharedOptions,
+    connect_store,
+    progress_bar,
+    shared_options,
+    strategy_list,
+)
 from flowstate_bench.seam import ALIASES, FLOWSTATE_VARIANTS
 from flowstate_bench.tau.data import TauData
 from flowstate_bench.tau.report import build_report, results_table, write_report
@@ -113,13 +118,13 @@ def tau(
         **opts.run_fields(),
     )
     console = Console(stderr=True)
-    fs = _connect(console) if set(strategies) & set(FLOWSTATE_VARIANTS) else None
+    store = connect_store(console) if set(strategies) & set(FLOWSTATE_VARIANTS) else None
     try:
-        runner = TauRunner(config, tau_data, fs.store if fs else None)
+        runner = TauRunner(config, tau_data, store)
         convs = _run_with_progress(runner, console)
     finally:
-        if fs is not None:
-            fs.close()
+        if store is not None:
+            store.close()
     report = build_report(config, convs)
     path = write_report(report, out)
     if opts.as_json:
@@ -127,14 +132,6 @@ def tau(
         return
     Console().print(results_table(report))
     console.print(f"Report: {path}")
-
-
-def _connect(console: Console) -> FlowState:
-    from flowstate.local.embedded import resolve_database
-    from flowstate.settings import LocalServerSettings, Neo4jSettings
-
-    settings = resolve_database(Neo4jSettings(), LocalServerSettings(), console.print)
-    return FlowState.connect(settings=settings, namespace="tau")
 
 
 def _run_with_progress(runner: TauRunner, console: Console) -> list[Conversation]:

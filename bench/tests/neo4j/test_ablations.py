@@ -4,6 +4,7 @@ ISU the rule-made states carry no typed result, so every subtask that needs one 
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,57 @@ def test_arena_ablations_with_the_forgetful_agent_fail_exactly_the_dependents(
             # without PSA the states are in the prompt, but a forgetful agent does not read them
             assert sub.passed is not bool(facts.get(k)), (run.strategy, run.task_id, k)
     assert _forgotten(store, runner.namespaces)
+
+
+def _wrapped_agent(store: Store, variant: str, replies: list[dict]):  # noqa: ANN202
+    from flowstate.api import FlowState
+    from flowstate.engine.agent import AgentConfig
+    from flowstate.llm.scripted import ScriptedModel
+    from flowstate_bench.seam import FlowStateStrategy
+
+    name = f"ablation-{variant}-{uuid.uuid4().hex[:6]}"
+    fs = FlowState(store, name)
+    model = ScriptedModel.sequence(name, replies)
+    strategy = FlowStateStrategy(fs, model.client(), [], "POLICY", AgentConfig(), variant=variant)
+    return fs, model, strategy
+
+
+def _record(key: str, content: str) -> dict:
+    delta = [{"op": "add", "key": key, "category": "decision", "summary": f"the {key}",
+              "content": content}]  # fmt: skip
+    return {"delta": delta, "action": {"type": "final", "answer": "noted", "summary": key}}
+
+
+def test_no_isu_drops_the_models_states_and_writes_one_by_rule(store: Store) -> None:
+    from flowstate.llm.scripted import unregister
+
+    fs, model, agent = _wrapped_agent(store, "flowstate_no_isu", [_record("plan", "PLAN 1: x")])
+    try:
+        assert agent.respond("Book the 9:40 flight, then wait for my yes.").answer == "noted"
+        states = [s for r in fs.repository.index() for s in r.states]
+        assert [(s.id, s.category) for s in states] == [("r1.turn_1", "artifact")]
+        [shown] = fs.reveal(["r1.turn_1"])
+        assert shown.state.content.startswith("Request: Book the 9:40 flight")
+        assert "Answer: noted" in shown.state.content and "PLAN 1" not in shown.state.content
+    finally:
+        unregister(model.name)
+        fs.repository.forget_namespace()
+
+
+def test_no_psa_puts_every_past_state_in_full_where_the_index_was(store: Store) -> None:
+    from flowstate.llm.scripted import unregister
+    from flowstate_bench.seam import NO_PSA_HEADER
+
+    replies = [_record("plan", "PLAN 1: the 9:40 flight"), _record("done", "booked")]
+    fs, model, agent = _wrapped_agent(store, "flowstate_no_psa", replies)
+    try:
+        agent.respond("Plan the trip.")
+        agent.respond("Go ahead.")
+        second = model.calls[-1].messages[-1]["content"]
+        index = second.split("# Active State", 1)[0]
+        assert NO_PSA_HEADER in index and "r1.plan [decision] the plan" in index
+        assert "PLAN 1: the 9:40 flight" in index  # the content, not just the summary
+        assert "POLICY" in model.calls[-1].messages[0]["content"]  # the policy still leads
+    finally:
+        unregister(model.name)
+        fs.repository.forget_namespace()

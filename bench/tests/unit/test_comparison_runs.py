@@ -176,3 +176,21 @@ def test_arena_embedding_is_replayed_and_llm_memories_are_not(arena_oracle) -> N
         shop["reasoningbank"]["extra_llm_calls"]
         == shop["reasoningbank"]["spend"]["memory_llm"]["calls"]
     )
+
+
+def test_strategy_all_names_every_strategy_and_aliases_are_accepted() -> None:
+    import click
+
+    from flowstate_bench.arena.runner import STRATEGIES as ARENA
+    from flowstate_bench.options import strategy_list
+    from flowstate_bench.seam import ALIASES, FLOWSTATE_VARIANTS, SHARED_MEMORIES
+    from flowstate_bench.tau.strategies import STRATEGIES as TAU
+
+    parse = strategy_list(TAU, tuple(ALIASES))
+    ctx = click.Context(tau)
+    assert parse(ctx, None, "all") == list(TAU)  # type: ignore[arg-type]
+    assert parse(ctx, None, "summary,zipact_bm25") == ["summary", "zipact_bm25"]  # type: ignore[arg-type]
+    with pytest.raises(click.BadParameter, match="choose from all,"):
+        parse(ctx, None, "letta")  # type: ignore[arg-type]
+    comparison = {*FLOWSTATE_VARIANTS, "full", "bm25", "zipact", "zipact_bm25", *SHARED_MEMORIES}
+    assert set(TAU) == comparison and comparison <= set(ARENA)

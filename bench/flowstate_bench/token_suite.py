@@ -7,6 +7,9 @@ request's prompt tokens, recall (share of the needed fact values present in the 
 answers), model calls beyond the two the task itself needs (read the ticket, answer), and
 of those the calls made only to write memory (a summariser's; a FlowState step that carries
 nothing but a delta).
+Then the comparison (`token_compare`): BM25 and the embedding baseline swept over k, the
+tokens each needs for recall 1.0 per depth, and every strategy's cost with a prompt cache
+(cached input at 10% and 50% of the price).
 Everything is deterministic, so one run is the measurement.
 """
 

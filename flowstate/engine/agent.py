@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -143,7 +144,7 @@ class Agent:
     def _perform(self, command: Command) -> Any:
         """Do what the driver asked, synchronously; return what came of it."""
         if isinstance(command, CallModel):
-            return self.model.complete(command.messages, StepOutput)
+            return self._call_model(command)
         if isinstance(command, Approve):
             assert self.approve is not None  # the rules refuse consequential calls without one
             return approver_outcome(self.approve, command.approval)
@@ -154,6 +155,17 @@ class Agent:
                 self.on_step(command.active)
             return None
         return self.store_command(command)
+
+    def _call_model(self, command: CallModel) -> Any:
+        """The model call, with the last step's draft saved meanwhile in a thread (write-behind);
+        the save is joined before the reply is acted on, and its failure wins over the reply."""
+        if command.save is None:
+            return self.model.complete(command.messages, StepOutput)
+        saving = _Background(self.store_command, command.save)
+        try:
+            return self.model.complete(command.messages, StepOutput)
+        finally:
+            saving.join()
 
     def store_command(self, command: Command) -> Any:
         """Perform one of the driver's Neo4j commands: shared by every shell (the async one
@@ -216,7 +228,13 @@ class Agent:
 
     async def _aperform(self, command: Command) -> Any:
         if isinstance(command, CallModel):
-            return await self.model.acomplete(command.messages, StepOutput)
+            if command.save is None:
+                return await self.model.acomplete(command.messages, StepOutput)
+            saving = asyncio.ensure_future(self._aperform(command.save))  # write-behind
+            try:
+                return await self.model.acomplete(command.messages, StepOutput)
+            finally:
+                await saving
         if isinstance(command, Approve):
             assert self.approve is not None
             if not inspect.iscoroutinefunction(self.approve):  # may block (a terminal prompt)
@@ -319,6 +337,26 @@ class Agent:
         for entry in new:
             self.index.apply_commit(entry, rels)
             self._last_seq = max(self._last_seq, entry.seq)
+
+
+class _Background:
+    """`fn(arg)` in a thread of its own; `join()` waits for it and raises what it raised."""
+
+    def __init__(self, fn: Callable[[Any], Any], arg: Any) -> None:
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn, arg), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn: Callable[[Any], Any], arg: Any) -> None:
+        try:
+            fn(arg)
+        except BaseException as e:  # handed to the caller's thread by join()
+            self._error = e
+
+    def join(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
 
 
 class _AsyncLease:

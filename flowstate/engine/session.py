@@ -286,6 +286,8 @@ class Session:
         command = driver.start()
         while not isinstance(command, Done):
             if isinstance(command, CallModel):
+                if command.save is not None:  # no model call to overlap: saved at once
+                    self._perform(command.save)
                 if step is None:
                     return  # this call's step is done; the host sends the next one
                 command, step = driver.send(step), None

@@ -3,11 +3,11 @@
 // earlier ones of this namespace). Cited ids that are not states of this namespace are
 // returned as `missing` and the caller aborts the whole commit.
 // $namespace: str; $request_id: str; $decisions: list of maps of ActionDecision properties
-// (no namespace; `cites` a list of state ids).
+// (no namespace; `cites` a list of state ids; timestamps as ISO 8601 text).
 MATCH (r:Request {namespace: $namespace, id: $request_id})
 UNWIND $decisions AS props
 CREATE (d:ActionDecision)
-SET d = props, d.namespace = $namespace
+SET d = props, d.namespace = $namespace, d.created_at = datetime(props.created_at)
 CREATE (r)-[:PRODUCED]->(d)
 WITH d
 CALL (d) {

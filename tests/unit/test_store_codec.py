@@ -121,7 +121,9 @@ def test_decision_cites_stay_a_list_of_ids():
         created_at=T,
     )
     props = codec.to_props(decision)
-    assert props["cites"] == ["r1.budget", "r2.hotel"] and props["created_at"] == T.isoformat().replace("+00:00", "Z")
+    assert props["cites"] == ["r1.budget", "r2.hotel"] and props[
+        "created_at"
+    ] == T.isoformat().replace("+00:00", "Z")
     stored = {**props, "namespace": "ns", "created_at": neo4j.time.DateTime.from_native(T)}
     assert codec.from_props(ActionDecision, stored) == decision
 

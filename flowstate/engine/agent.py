@@ -9,9 +9,10 @@ saved as a draft after every step and before every tool call, so a crashed proce
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from flowstate.engine.driver import (
@@ -77,6 +78,9 @@ class Agent:
         # The request in flight when the database failed: resume() continues from it, so a
         # step that could not be saved is not lost with the connection.
         self._inflight: ActiveState | None = None
+        # The model's reply to the call whose write-behind save failed: resume() saves, then
+        # acts on it, instead of asking the model again.
+        self._unsaved_reply: Any = None
         self.model = model
         self.config = config or AgentConfig()
         self.logic = StepLogic(list(tools), self.config)
@@ -127,7 +131,7 @@ class Agent:
             if draft is None:
                 return None
             self.repo.discard_draft(draft[0])
-            self._inflight = None
+            self._inflight = self._unsaved_reply = None
             return draft[0]
 
     def _drive(self, driver: StepDriver) -> RunResult:
@@ -158,14 +162,32 @@ class Agent:
 
     def _call_model(self, command: CallModel) -> Any:
         """The model call, with the last step's draft saved meanwhile in a thread (write-behind);
-        the save is joined before the reply is acted on, and its failure wins over the reply."""
+        the save is joined before the reply is acted on, and its failure wins over the reply
+        (which is kept for resume)."""
+        reply, self._unsaved_reply = self._unsaved_reply, None
+        if reply is not None:  # asked before the database failed: never asked twice
+            with self._keeping(reply):
+                if command.save is not None:
+                    self.store_command(command.save)
+            return reply
         if command.save is None:
             return self.model.complete(command.messages, StepOutput)
         saving = _Background(self.store_command, command.save)
         try:
-            return self.model.complete(command.messages, StepOutput)
+            reply = self.model.complete(command.messages, StepOutput)
         finally:
-            saving.join()
+            with self._keeping(reply):
+                saving.join()
+        return reply
+
+    @contextlib.contextmanager
+    def _keeping(self, reply: Any) -> Iterator[None]:
+        """Keep `reply` for resume() when the draft save inside fails."""
+        try:
+            yield
+        except StoreError:
+            self._unsaved_reply = reply
+            raise
 
     def store_command(self, command: Command) -> Any:
         """Perform one of the driver's Neo4j commands: shared by every shell (the async one
@@ -228,13 +250,7 @@ class Agent:
 
     async def _aperform(self, command: Command) -> Any:
         if isinstance(command, CallModel):
-            if command.save is None:
-                return await self.model.acomplete(command.messages, StepOutput)
-            saving = asyncio.ensure_future(self._aperform(command.save))  # write-behind
-            try:
-                return await self.model.acomplete(command.messages, StepOutput)
-            finally:
-                await saving
+            return await self._acall_model(command)
         if isinstance(command, Approve):
             assert self.approve is not None
             if not inspect.iscoroutinefunction(self.approve):  # may block (a terminal prompt)
@@ -250,6 +266,24 @@ class Agent:
         if isinstance(command, Progress):
             return self._perform(command)
         return await asyncio.to_thread(self.store_command, command)
+
+    async def _acall_model(self, command: CallModel) -> Any:
+        """`_call_model` for asyncio: the save is a task beside the awaited model call."""
+        reply, self._unsaved_reply = self._unsaved_reply, None
+        if reply is not None:
+            with self._keeping(reply):
+                if command.save is not None:
+                    await self._aperform(command.save)
+            return reply
+        if command.save is None:
+            return await self.model.acomplete(command.messages, StepOutput)
+        saving = asyncio.ensure_future(self._aperform(command.save))  # write-behind
+        try:
+            reply = await self.model.acomplete(command.messages, StepOutput)
+        finally:
+            with self._keeping(reply):
+                await saving
+        return reply
 
     # -- shared by both shells ----------------------------------------------------------------
 
@@ -282,6 +316,7 @@ class Agent:
         inflight, self._inflight = self._inflight, None
         if inflight is not None and (draft is None or draft[0] == inflight.request_id):
             return self._driver(inflight, Start.INFLIGHT)  # newer than any draft it saved
+        self._unsaved_reply = None  # it answered the Active State dropped here
         if draft is None:
             raise UsageError(f"no interrupted request in namespace {self.repo.namespace!r}")
         return self._driver(ActiveState.model_validate_json(draft[1]), Start.DRAFT)

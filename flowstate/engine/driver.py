@@ -186,7 +186,8 @@ class Start(Enum):
 
     NEW = "new"  # just begun: its first draft is not saved yet
     DRAFT = "draft"  # reloaded from the saved draft of a process that stopped
-    INFLIGHT = "inflight"  # this process's own Active State, after the database failed
+    INFLIGHT = "inflight"  # this process's own Active State (after the database failed, or a
+    # host's next step): saved with its first model call
 
 
 # --- the machine -----------------------------------------------------------------------------
@@ -210,7 +211,9 @@ class StepDriver:
         self.redact = redact
         self.prompts: list[list[Message]] = []
         self.replies: list[str] = []
-        self._unsaved = False  # a step ended whose draft rides along with the next model call
+        # A step ended whose draft rides along with the next model call; picked up in memory
+        # after a database failure, the draft on record may be older than the Active State.
+        self._unsaved = start is Start.INFLIGHT
         self._steps = self._run(start)
         self._started = False
 

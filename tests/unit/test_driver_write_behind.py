@@ -76,7 +76,12 @@ def test_between_steps_the_draft_is_saved_with_the_next_model_call() -> None:
     assert calls[2].save is not None and "Porto: 3 hotels" in calls[2].save.payload
 
 
-def test_a_picked_up_request_saves_nothing_before_its_first_call() -> None:
-    """From a draft or after a database failure, the draft on record is the latest one."""
-    first = _commands(Start.INFLIGHT)[0]
+def test_a_request_picked_up_from_its_draft_saves_nothing_before_its_first_call() -> None:
+    first = _commands(Start.DRAFT)[0]
     assert isinstance(first, CallModel) and first.save is None
+
+
+def test_a_request_picked_up_in_memory_is_saved_with_its_first_call() -> None:
+    """After a database failure the draft on record may be older than the Active State."""
+    first = _commands(Start.INFLIGHT)[0]
+    assert isinstance(first, CallModel) and first.save is not None

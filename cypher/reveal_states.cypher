@@ -17,4 +17,7 @@ CALL (s) {
     END
   ) AS relations
 }
-RETURN properties(s) AS state, relations
+// Timestamps come back as ISO 8601 text: decoding driver datetimes was most of the client's
+// share of a reveal.
+RETURN s {.*, created_at: toString(s.created_at), updated_at: toString(s.updated_at)} AS state,
+       relations

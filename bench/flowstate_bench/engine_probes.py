@@ -13,7 +13,8 @@ from flowstate.engine.index import HistoricalIndex, RenderedIndex
 from flowstate.models import AddOp, StepOutput, ids
 from flowstate.models.records import utcnow
 from flowstate.rules import Limits, Visibility, apply_delta, check_delta
-from flowstate.store import Repository
+from flowstate.store import Repository, Store
+from flowstate.store.catalog import Q
 from flowstate_bench.stats import sample_ms, timed_ms
 from flowstate_bench.synthetic import BundleShape, request_bundle, state_key
 
@@ -102,6 +103,23 @@ def delta_apply(rendered: RenderedIndex, revealed: list[str], n: int) -> list[fl
         apply_delta(delta, vis, "bench", {}, [], [], utcnow())
 
     return sample_ms(once, n)
+
+
+def bolt_round_trip(store: Store, n: int) -> list[float]:
+    """A bare `RETURN 1` through the same driver and settings: the unit the engine's
+    critical path is judged in (this machine's Bolt round trip, measured in the same run)."""
+    return sample_ms(lambda: store.read(Q.PING, {}), n)
+
+
+def single_write(repo: Repository, n: int) -> list[float]:
+    """A bare single-node write transaction (one small draft upserted), the unit a commit is
+    judged in; the draft is dropped afterwards, untimed."""
+    samples = sample_ms(lambda: repo.save_draft(PROBE_DRAFT, "{}"), n)
+    repo.discard_draft(PROBE_DRAFT)
+    return samples
+
+
+PROBE_DRAFT = "r999999999"
 
 
 @dataclass(frozen=True)

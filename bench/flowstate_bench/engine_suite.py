@@ -26,7 +26,8 @@ Say = Callable[[str], None]
 class Samples:
     """How many samples each probe takes per run; the cold index fetch scales with size."""
 
-    step_requests: int = 10  # x5 measured steps each
+    step_requests: int = 10  # x7 measured steps each
+    round_trips: int = 100
     commits: int = 15
     reveals: int = 50
     deltas: int = 200
@@ -43,7 +44,9 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def one_run(built: namespaces.Built, shape: BundleShape, samples: Samples, seed: int) -> dict:
+def one_run(
+    store: Store, built: namespaces.Built, shape: BundleShape, samples: Samples, seed: int
+) -> dict:
     """Raw samples of every probe, one pass over a built namespace."""
     repo, requests = built.repo, built.requests
     cold = probes.index_fetch_render(repo, samples.cold_index(built.states))
@@ -56,6 +59,11 @@ def one_run(built: namespaces.Built, shape: BundleShape, samples: Samples, seed:
         "reveal_ms": probes.reveal(repo, requests, shape, samples.reveals, seed),
         "delta_apply_ms": probes.delta_apply(cold.rendered, revealed, samples.deltas),
         "step_ms": [g for s in steps for g in s.gaps_ms],
+        "step_plain_ms": [g for s in steps for g in s.plain_gaps_ms],
+        "step_reveal_ms": [g for s in steps for g in s.reveal_gaps_ms],
+        # The units the critical path and the commit are judged in, taken in the same run.
+        "bolt_rtt_ms": probes.bolt_round_trip(store, samples.round_trips),
+        "write_tx_ms": probes.single_write(repo, samples.round_trips),
         "request_start_ms": [s.start_ms for s in steps],
         "request_finish_ms": [s.finish_ms for s in steps],
         "commit_ms": commit.commit_ms,
@@ -85,7 +93,7 @@ def measure_size(
     say(f"{built.repo.namespace}: {built.states} states, {verb}")
     runs = []
     for r in range(repeats):
-        runs.append(one_run(built, shape, samples, seed=r + 1))
+        runs.append(one_run(store, built, shape, samples, seed=r + 1))
         if run_done is not None:
             run_done(r + 1)
     return _size_report(built, runs)

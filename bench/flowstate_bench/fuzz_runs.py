@@ -84,6 +84,8 @@ def fast_case(replies: list[str], namespace: str = NAMESPACE) -> CaseStats:
     command = driver.start()
     while not isinstance(command, Done):
         if isinstance(command, CallModel):
+            if command.save is not None:
+                _perform(command.save, active, namespace, stats)
             text = queue.pop(0) if queue else _DONE
             parsed = parse_step(text, StepOutput)
             stats.unparsed += parsed.value is None

@@ -7,7 +7,11 @@ from pathlib import Path
 from typing import Any
 
 ENGINE_ROWS = (
-    ("step_ms", "step overhead (prompt + rules + reveal + draft)"),
+    ("step_ms", "step critical path (rules + reveal + prompt; the draft saved meanwhile)"),
+    ("step_plain_ms", "  a step that reveals nothing"),
+    ("step_reveal_ms", "  a step that reveals 8 states"),
+    ("bolt_rtt_ms", "bare RETURN 1 round trip"),
+    ("write_tx_ms", "bare single-node write transaction"),
     ("commit_ms", "commit (50 states, 150 relations, 20 observations)"),
     ("index_update_ms", "index update after a commit"),
     ("index_render_ms", "index render per step (cached between commits)"),

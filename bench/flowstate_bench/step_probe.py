@@ -1,11 +1,13 @@
 """Step overhead: what the engine itself adds to every step, with the model call taken out.
 
 The real `Agent` runs real requests against the namespace; only the model is a double that
-answers a prepared plan instantly and stamps the clock on entry and exit. The time between
-leaving call k and entering call k+1 is exactly the engine's work for one step: absorbing the
-output (delta and access rules), revealing what was asked for, saving the draft, and building
-the next prompt (index render + messages). Parsing the reply is the model client's job, so
-the plan hands over ready `StepOutput` objects.
+answers a prepared plan after a fixed think time and stamps the clock on entry and exit. The
+time between leaving call k and entering call k+1 is the engine's critical path for one
+step: waiting for the draft save that ran during the call (write-behind; nothing when it
+finished in time), absorbing the output (delta and access rules), revealing what was asked
+for, and building the next prompt (index render + messages). Steps that reveal 8 states and
+steps that reveal nothing alternate, so both are measured. Parsing the reply is the model
+client's job, so the plan hands over ready `StepOutput` objects.
 """
 
 from __future__ import annotations
@@ -23,9 +25,12 @@ from flowstate.models import StepOutput, Usage
 from flowstate.models.views import IndexState
 from flowstate.store import Repository
 
-STEPS = 6  # per request: 5 measured gaps (the last step answers and commits)
+STEPS = 8  # per request: 7 measured gaps (the last step answers and commits)
 OPS = 10  # delta operations per step
 ACCESS = 8  # past states revealed per step (the default limit K)
+THINK_MS = 40.0  # the model double's latency: a real model's is far longer, never shorter
+# After step 1 (which opens a request): even steps reveal 8 states, odd ones nothing.
+REVEALING = frozenset(range(2, STEPS, 2))
 
 
 @dataclass
@@ -33,6 +38,7 @@ class TimingClient:
     """A `ModelClient` that replays a plan and records when each call starts and ends."""
 
     plan: list[StepOutput] = field(default_factory=list)
+    think_ms: float = THINK_MS
     model: str = "bench-timing"
     entered: list[float] = field(default_factory=list)
     left: list[float] = field(default_factory=list)
@@ -43,6 +49,7 @@ class TimingClient:
     def complete(self, messages: list[dict[str, Any]], schema: type) -> Completion:
         self.entered.append(time.perf_counter())
         out = self.plan.pop(0)
+        time.sleep(self.think_ms / 1e3)
         self.left.append(time.perf_counter())
         return Completion("", out, Usage(calls=1))
 
@@ -71,8 +78,9 @@ def _update(key: str, step: int) -> dict[str, Any]:
 def plan_request(
     rendered: RenderedIndex, states_of: Callable[[str], list[IndexState]], rng: random.Random
 ) -> list:
-    """Step 1 opens a collapsed request (or reveals listed states); steps 2..5 reveal 8 of its
-    states each and record 3 new states with relations to them plus 7 updates; step 6 answers."""
+    """Step 1 opens a collapsed request (or reveals listed states); steps 2..7 record 3 new
+    states with relations to its states plus 7 updates, and the even ones reveal 8 of its
+    states; step 8 answers."""
     pool: list[str]
     if rendered.collapsed:
         opened = rng.choice(sorted(rendered.collapsed))
@@ -84,8 +92,10 @@ def plan_request(
     rng.shuffle(pool)
     own = [f"k{i:02d}" for i in range(OPS)]
     steps = [{"delta": [_add(k, []) for k in own], "access": first_access}]
+    revealed = 0
     for step in range(2, STEPS):
-        ask = pool[(step - 2) * ACCESS : (step - 1) * ACCESS]
+        ask = pool[revealed * ACCESS : (revealed + 1) * ACCESS] if step in REVEALING else []
+        revealed += step in REVEALING
         # Opened or listed states are visible, so new states may relate to any of them.
         adds = [_add(f"n{step}_{i}", _pick(pool, step * 3 + i)) for i in range(3)]
         updates = [_update(k, step) for k in own[: OPS - 3]]
@@ -101,10 +111,20 @@ def _pick(pool: list[str], at: int) -> list[str]:
 
 @dataclass
 class StepRun:
-    gaps_ms: list[float]
+    gaps_ms: list[float]  # the k-th follows step k: opened, reveal, plain, reveal, plain...
     start_ms: float  # run() entry to the first model call: index refresh, seq, first draft
     finish_ms: float  # last model call to run() return: final absorb, commit, index refresh
     prompt_chars: int
+
+    @property
+    def reveal_gaps_ms(self) -> list[float]:
+        """Steps that revealed 8 states before the next call."""
+        return [g for k, g in enumerate(self.gaps_ms, start=1) if k in REVEALING]
+
+    @property
+    def plain_gaps_ms(self) -> list[float]:
+        """Steps that revealed nothing."""
+        return [g for k, g in enumerate(self.gaps_ms, start=1) if k > 1 and k not in REVEALING]
 
 
 def run_requests(repo: Repository, index: HistoricalIndex, n: int, seed: int) -> list[StepRun]:
@@ -112,14 +132,19 @@ def run_requests(repo: Repository, index: HistoricalIndex, n: int, seed: int) ->
     client = TimingClient()
     agent = Agent(repo, client, config=AgentConfig(), index=index)
     rng = random.Random(seed)
+    told: list[str] = []
+    agent.on_step = lambda active: told.extend(active.rejections)
     runs = []
     for _ in range(n):
-        client.reset(plan_request(index.render(), repo.request_states, rng))
+        # The index as the request will see it: the forget below changes the namespace.
+        agent.refresh_index()
+        client.reset(plan_request(agent.index.render(), repo.request_states, rng))
         t0 = time.perf_counter()
         result = agent.run("bench: review the opened request and record decisions")
         t1 = time.perf_counter()
         if result.steps != STEPS or result.rejections:
-            raise RuntimeError(f"step probe went off plan: {result.error or result.rejections}")
+            why = result.error or "; ".join(told) or result.rejections
+            raise RuntimeError(f"step probe went off plan: {why}")
         runs.append(
             StepRun(
                 client.gaps_ms(),

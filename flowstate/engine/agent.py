@@ -9,8 +9,10 @@ saved as a draft after every step and before every tool call, so a crashed proce
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from flowstate.engine.driver import (
@@ -76,6 +78,9 @@ class Agent:
         # The request in flight when the database failed: resume() continues from it, so a
         # step that could not be saved is not lost with the connection.
         self._inflight: ActiveState | None = None
+        # The model's reply to the call whose write-behind save failed: resume() saves, then
+        # acts on it, instead of asking the model again.
+        self._unsaved_reply: Any = None
         self.model = model
         self.config = config or AgentConfig()
         self.logic = StepLogic(list(tools), self.config)
@@ -126,7 +131,7 @@ class Agent:
             if draft is None:
                 return None
             self.repo.discard_draft(draft[0])
-            self._inflight = None
+            self._inflight = self._unsaved_reply = None
             return draft[0]
 
     def _drive(self, driver: StepDriver) -> RunResult:
@@ -143,7 +148,7 @@ class Agent:
     def _perform(self, command: Command) -> Any:
         """Do what the driver asked, synchronously; return what came of it."""
         if isinstance(command, CallModel):
-            return self.model.complete(command.messages, StepOutput)
+            return self._call_model(command)
         if isinstance(command, Approve):
             assert self.approve is not None  # the rules refuse consequential calls without one
             return approver_outcome(self.approve, command.approval)
@@ -154,6 +159,35 @@ class Agent:
                 self.on_step(command.active)
             return None
         return self.store_command(command)
+
+    def _call_model(self, command: CallModel) -> Any:
+        """The model call, with the last step's draft saved meanwhile in a thread (write-behind);
+        the save is joined before the reply is acted on, and its failure wins over the reply
+        (which is kept for resume)."""
+        reply, self._unsaved_reply = self._unsaved_reply, None
+        if reply is not None:  # asked before the database failed: never asked twice
+            with self._keeping(reply):
+                if command.save is not None:
+                    self.store_command(command.save)
+            return reply
+        if command.save is None:
+            return self.model.complete(command.messages, StepOutput)
+        saving = _Background(self.store_command, command.save)
+        try:
+            reply = self.model.complete(command.messages, StepOutput)
+        finally:
+            with self._keeping(reply):
+                saving.join()
+        return reply
+
+    @contextlib.contextmanager
+    def _keeping(self, reply: Any) -> Iterator[None]:
+        """Keep `reply` for resume() when the draft save inside fails."""
+        try:
+            yield
+        except StoreError:
+            self._unsaved_reply = reply
+            raise
 
     def store_command(self, command: Command) -> Any:
         """Perform one of the driver's Neo4j commands: shared by every shell (the async one
@@ -216,7 +250,7 @@ class Agent:
 
     async def _aperform(self, command: Command) -> Any:
         if isinstance(command, CallModel):
-            return await self.model.acomplete(command.messages, StepOutput)
+            return await self._acall_model(command)
         if isinstance(command, Approve):
             assert self.approve is not None
             if not inspect.iscoroutinefunction(self.approve):  # may block (a terminal prompt)
@@ -232,6 +266,24 @@ class Agent:
         if isinstance(command, Progress):
             return self._perform(command)
         return await asyncio.to_thread(self.store_command, command)
+
+    async def _acall_model(self, command: CallModel) -> Any:
+        """`_call_model` for asyncio: the save is a task beside the awaited model call."""
+        reply, self._unsaved_reply = self._unsaved_reply, None
+        if reply is not None:
+            with self._keeping(reply):
+                if command.save is not None:
+                    await self._aperform(command.save)
+            return reply
+        if command.save is None:
+            return await self.model.acomplete(command.messages, StepOutput)
+        saving = asyncio.ensure_future(self._aperform(command.save))  # write-behind
+        try:
+            reply = await self.model.acomplete(command.messages, StepOutput)
+        finally:
+            with self._keeping(reply):
+                await saving
+        return reply
 
     # -- shared by both shells ----------------------------------------------------------------
 
@@ -264,6 +316,7 @@ class Agent:
         inflight, self._inflight = self._inflight, None
         if inflight is not None and (draft is None or draft[0] == inflight.request_id):
             return self._driver(inflight, Start.INFLIGHT)  # newer than any draft it saved
+        self._unsaved_reply = None  # it answered the Active State dropped here
         if draft is None:
             raise UsageError(f"no interrupted request in namespace {self.repo.namespace!r}")
         return self._driver(ActiveState.model_validate_json(draft[1]), Start.DRAFT)
@@ -319,6 +372,26 @@ class Agent:
         for entry in new:
             self.index.apply_commit(entry, rels)
             self._last_seq = max(self._last_seq, entry.seq)
+
+
+class _Background:
+    """`fn(arg)` in a thread of its own; `join()` waits for it and raises what it raised."""
+
+    def __init__(self, fn: Callable[[Any], Any], arg: Any) -> None:
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn, arg), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn: Callable[[Any], Any], arg: Any) -> None:
+        try:
+            fn(arg)
+        except BaseException as e:  # handed to the caller's thread by join()
+            self._error = e
+
+    def join(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
 
 
 class _AsyncLease:

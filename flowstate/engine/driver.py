@@ -11,11 +11,13 @@ fix lands in every shell at once.
         command = driver.send(perform(command))     # the shell's I/O
     result = command.result
 
-One step: `CallModel` -> (`Approve`) -> (`SaveDraft`, `RunTool`) -> (`Reveal`) -> `SaveDraft`
--> `Progress`. The end: `SaveDraft` (with how the request ended) -> `Commit` (-> `FindMissing`
--> `Commit` when another process forgot a past state it cites) -> `Progress` -> `Done`.
-The draft is saved before every tool call (write-ahead), so a crash mid-call is known, and
-with the finish before the commit, so a crash in the commit needs no model call again.
+One step: `CallModel` -> (`Approve`) -> (`SaveDraft`, `RunTool`) -> (`Reveal`) -> `Progress`,
+and the next `CallModel` carries the step's draft. The end: `SaveDraft` (with how the request
+ended) -> `Commit` (-> `FindMissing` -> `Commit` when another process forgot a past state it
+cites) -> `Progress` -> `Done`. The draft is saved before every tool call (write-ahead), so a
+crash mid-call is known, and with the finish before the commit, so a crash in the commit needs
+no model call again. Between steps it is saved while the model is called (write-behind): only
+the reveal stays on the critical path.
 """
 
 from __future__ import annotations
@@ -52,9 +54,16 @@ from flowstate.safety.redaction import Redactor, redact_active, redact_bundle
 
 @dataclass(frozen=True)
 class CallModel:
-    """Ask the model for the next step; send back its `Completion[StepOutput]`."""
+    """Ask the model for the next step; send back its `Completion[StepOutput]`.
+
+    With `save`, the draft of the step that just ended is saved while the model thinks
+    (write-behind): the shell may start it before the call and must have it durable before
+    it sends the completion back, so that no tool runs and nothing commits ahead of it. A
+    failed save is raised instead of the completion (the step is redone on resume).
+    """
 
     messages: list[Message]
+    save: SaveDraft | None = None
 
 
 @dataclass(frozen=True)
@@ -177,7 +186,8 @@ class Start(Enum):
 
     NEW = "new"  # just begun: its first draft is not saved yet
     DRAFT = "draft"  # reloaded from the saved draft of a process that stopped
-    INFLIGHT = "inflight"  # this process's own Active State, after the database failed
+    INFLIGHT = "inflight"  # this process's own Active State (after the database failed, or a
+    # host's next step): saved with its first model call
 
 
 # --- the machine -----------------------------------------------------------------------------
@@ -201,6 +211,9 @@ class StepDriver:
         self.redact = redact
         self.prompts: list[list[Message]] = []
         self.replies: list[str] = []
+        # A step ended whose draft rides along with the next model call; picked up in memory
+        # after a database failure, the draft on record may be older than the Active State.
+        self._unsaved = start is Start.INFLIGHT
         self._steps = self._run(start)
         self._started = False
 
@@ -249,7 +262,8 @@ class StepDriver:
                 self.logic.config.recent_observations,
             )
             self.prompts.append(msgs)
-            completion: Completion[StepOutput] = yield CallModel(msgs)
+            save, self._unsaved = (self._save() if self._unsaved else None), False
+            completion: Completion[StepOutput] = yield CallModel(msgs, save)
             self.replies.append(completion.text)
             vis = self.logic.visibility(active, self.index)
             verdict = self.logic.absorb(active, completion, vis)
@@ -271,7 +285,8 @@ class StepDriver:
         self.logic.record(self.active, call, result)
 
     def _after_step(self) -> Generator[Command, Any, None]:
-        """Open what the model asked for (visible from the next call), then save the draft."""
+        """Open what the model asked for (visible from the next call); the draft is saved
+        with the next model call."""
         active = self.active
         asked = active.pending_access
         if asked:
@@ -293,7 +308,7 @@ class StepDriver:
                 )
                 active.rejected_total += 1
             active.pending_access = []  # only now: a failed fetch is retried on resume
-        yield self._save()
+        self._unsaved = True
         yield Progress(active)
 
     def _finish(self, verdict: StepVerdict, retry: bool = False) -> Generator[Command, Any, Done]:

@@ -30,6 +30,7 @@ from flowstate.engine.driver import (
     Progress,
     RunResult,
     RunTool,
+    SaveDraft,
     Start,
     StepDriver,
     approver_outcome,
@@ -112,6 +113,7 @@ class Session:
         self._lease: WriterLease | None = lease
         self._result: RunResult | None = None
         self._host_output: ToolResult | None = None
+        self._saved: str | None = None  # the draft as last saved, so it is not saved again
 
     @classmethod
     def start(
@@ -286,6 +288,9 @@ class Session:
         command = driver.start()
         while not isinstance(command, Done):
             if isinstance(command, CallModel):
+                save = command.save  # no model call to overlap: saved at once
+                if save is not None and save.payload != self._saved:  # not as it already is
+                    self._perform(save)
                 if step is None:
                     return  # this call's step is done; the host sends the next one
                 command, step = driver.send(step), None
@@ -305,7 +310,10 @@ class Session:
             return output
         if isinstance(command, Progress):
             return None
-        return self._agent.store_command(command)
+        outcome = self._agent.store_command(command)
+        if isinstance(command, SaveDraft):
+            self._saved = command.payload
+        return outcome
 
     def _closed(self) -> None:
         if self._result is not None:

@@ -1,12 +1,11 @@
 """Writing one RequestBundle inside a transaction (used by commit and by JSON Lines import).
 
-Every step is a batched UNWIND query; any check that fails raises, and the caller's
-transaction rolls back, so a failed commit leaves nothing of the request behind.
+The whole bundle is one statement (`commit_bundle.cypher`) of batched UNWIND parts; any check
+of what it reports that fails raises, and the caller's transaction rolls back, so a failed
+commit leaves nothing of the request behind.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from flowstate.errors import NotFoundError, StoreError, ValidationFailed
 from flowstate.models import RequestBundle, ids
@@ -17,70 +16,60 @@ from flowstate.store.connection import Tx
 
 def write_bundle(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
     """Create the request, its states, observations, relations, evidence and decisions; drop
-    its draft."""
+    its draft. One statement, so one round trip; what it reports is checked afterwards."""
     request = bundle.request
     rid = request.id
-    scope = {"namespace": namespace, "request_id": rid}
-    tx.run(Q.RECORD_REQUEST_SEQ, {"namespace": namespace, "seq": request.seq})
-    [row] = tx.run(Q.COMMIT_REQUEST, {"namespace": namespace, "request": to_props(request)})
+    _check_order(bundle)
+    [row] = tx.run(
+        Q.COMMIT_BUNDLE,
+        {
+            "namespace": namespace,
+            "request": to_props(request),
+            "states": [{"props": to_props(s), "label": s.category.label} for s in bundle.states],
+            "observations": [to_props(o) for o in bundle.observations],
+            "relations": [r.model_dump(mode="json") for r in bundle.relations],
+            "evidence": [e.model_dump(mode="json") for e in bundle.evidence],
+            "decisions": [to_props(d) for d in bundle.decisions],
+        },
+    )
     if row["later"]:
         raise ValidationFailed(
             f"cannot commit {rid}: namespace {namespace!r} already has later requests; "
             "requests are committed in sequence order"
         )
-    states = [{"props": to_props(s), "label": s.category.label} for s in bundle.states]
-    _expect(tx.run(Q.COMMIT_STATES, {**scope, "states": states}), len(states), "states", rid)
-    observations = [to_props(o) for o in bundle.observations]
-    rows = tx.run(Q.COMMIT_OBSERVATIONS, {**scope, "observations": observations})
-    _expect(rows, len(observations), "observations", rid)
-    _write_relations(tx, namespace, bundle)
-    evidence = [e.model_dump(mode="json") for e in bundle.evidence]
-    rows = tx.run(Q.COMMIT_EVIDENCE, {"namespace": namespace, "evidence": evidence})
-    _expect(rows, len(evidence), "evidence links", rid)
-    _write_decisions(tx, namespace, bundle)
-    tx.run(Q.DISCARD_DRAFT, scope)
+    _expect(row["states"], len(bundle.states), "states", rid)
+    _expect(row["observations"], len(bundle.observations), "observations", rid)
+    _missing(row["relation_missing"], f"cannot commit {rid}: relation target(s)", namespace)
+    _expect(row["relations"], len(bundle.relations), "relations", rid)
+    _expect(row["evidence"], len(bundle.evidence), "evidence links", rid)
+    _missing(row["decision_missing"], f"cannot commit {rid}: cited state(s)", namespace)
+    _expect(row["decisions"], len(bundle.decisions), "decisions", rid)
 
 
-def _write_relations(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
-    rid = bundle.request.id
+def _check_order(bundle: RequestBundle) -> None:
+    """Nothing may point at a later request: the NEXT chain and the index follow seq order."""
+    rid, seq = bundle.request.id, bundle.request.seq
     for rel in bundle.relations:
-        if ids.request_seq(ids.request_of(rel.target)) > bundle.request.seq:
+        if ids.request_seq(ids.request_of(rel.target)) > seq:
             raise ValidationFailed(
                 f"cannot commit {rid}: relation target {rel.target} belongs to a later request"
             )
-    relations = [r.model_dump(mode="json") for r in bundle.relations]
-    [row] = tx.run(Q.COMMIT_RELATIONS, {"namespace": namespace, "relations": relations})
-    if row["missing"]:
-        missing = ", ".join(sorted(set(row["missing"])))
-        raise NotFoundError(
-            f"cannot commit {rid}: relation target(s) {missing} not found in namespace "
-            f"{namespace!r}"
-        )
-    _expect([row], len(relations), "relations", rid)
-
-
-def _write_decisions(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
-    rid = bundle.request.id
     for decision in bundle.decisions:
         for cited in decision.cites:
-            if ids.request_seq(ids.request_of(cited)) > bundle.request.seq:
+            if ids.request_seq(ids.request_of(cited)) > seq:
                 raise ValidationFailed(
                     f"cannot commit {rid}: {decision.id} cites {cited}, of a later request"
                 )
-    decisions = [to_props(d) for d in bundle.decisions]
-    [row] = tx.run(
-        Q.COMMIT_DECISIONS, {"namespace": namespace, "request_id": rid, "decisions": decisions}
-    )
-    if row["missing"]:
-        missing = ", ".join(sorted(set(row["missing"])))
+
+
+def _missing(missing: list[str], what: str, namespace: str) -> None:
+    if missing:
         raise NotFoundError(
-            f"cannot commit {rid}: cited state(s) {missing} not found in namespace {namespace!r}"
+            f"{what} {', '.join(sorted(set(missing)))} not found in namespace {namespace!r}"
         )
-    _expect([row], len(decisions), "decisions", rid)
 
 
-def _expect(rows: list[dict[str, Any]], wanted: int, what: str, rid: str) -> None:
+def _expect(created: int, wanted: int, what: str, rid: str) -> None:
     # The request node was created a moment ago in this transaction; a short count is our bug.
-    created = rows[0]["created"] if rows else 0
     if created != wanted:
         raise StoreError(f"commit of {rid} wrote {created} of {wanted} {what}; rolled back")

@@ -150,3 +150,22 @@ def test_a_step_cut_before_its_tool_ran_is_finished_on_resume(
     [bundle] = repo.bundles()
     assert [s.id for s in bundle.states] == ["r1.city", "r1.hotels"]
     assert [o.output for o in bundle.observations] == ["Porto: 3 hotels"]
+
+
+def test_a_failed_write_behind_save_keeps_the_reply_for_resume(
+    shell: str, store: Store, namespace: str, repo: Repository
+) -> None:
+    """Between steps the draft is saved while the model is called (write-behind). When that
+    save fails, the error is raised before the reply is acted on; resume() saves the draft
+    first, then acts on the kept reply without asking the model again."""
+    h = Harness(store, namespace, shell)
+    agent, model = h.agent([step([add("a")]), step([add("b")], action=final("done"))])
+    fail_save(agent, 2)  # 1: the request's start; 2: step 1's draft, during the second call
+    with pytest.raises(StoreUnavailable):
+        agent.run("two steps")
+    assert len(model.calls) == 2 and repo.history() == []
+    result = agent.resume()
+    assert result.answer == "done" and len(model.calls) == 2
+    [bundle] = repo.bundles()
+    assert [s.id for s in bundle.states] == ["r1.a", "r1.b"]
+    assert agent.pending() is None

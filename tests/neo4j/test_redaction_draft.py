@@ -44,13 +44,10 @@ def test_a_card_in_tool_call_arguments_never_reaches_the_draft(
 
     def charge(card: str, email: str) -> str:
         """Charge a card."""
-        seen.append(_raw_draft(raw, namespace))  # the write-ahead draft: the parked call
         return f"charged {card}, receipt to {email}"
 
     def policy(messages):  # noqa: ANN001, ANN202
         n = len(model.calls)
-        if n:
-            seen.append(_raw_draft(raw, namespace))  # after the step: log and rejections
         if n == 0:
             return step(action={**tool("charge", card=CARD, email=EMAIL), "cites": ["r1.pay"]})
         if n == 1:  # a rejection that echoes the card: an unknown tool and a bad key
@@ -65,17 +62,23 @@ def test_a_card_in_tool_call_arguments_never_reaches_the_draft(
     agent, model = h.agent(policy, tools=[Tool.from_function(charge, consequential=True)])
     agent.redact = builtin_redactor()
     agent.approve = lambda _asked: True
-    real_commit = agent.repo.commit
+    real_commit, real_save = agent.repo.commit, agent.repo.save_draft
+
+    def save_and_read_back(request_id, payload, **lease):  # noqa: ANN001, ANN202
+        real_save(request_id, payload, **lease)
+        seen.append(_raw_draft(raw, namespace))  # what landed in Neo4j
 
     def cut(bundle, **lease):  # noqa: ANN001, ANN202
-        seen.append(_raw_draft(raw, namespace))  # the draft holding how the request ended
         raise StoreUnavailable("the commit was cut")
 
+    agent.repo.save_draft = save_and_read_back  # type: ignore[method-assign]
     agent.repo.commit = cut  # type: ignore[method-assign]
     with pytest.raises(StoreUnavailable):
         agent.run(f"Charge my card {CARD} and mail {EMAIL}")
-    # after steps 1-3, the write-ahead save before the call, after step 4, the finish
-    assert len(seen) == 6
+    # the start, after steps 1-3, the write-ahead save before the call, after step 4, and the
+    # finish (how the request ended, saved before the commit)
+    assert len(seen) == 7
+    seen = seen[1:]
     for payload in seen:
         assert not [s for s in (*FORMS, EMAIL) if s in payload], payload[:3000]
         assert "[card ****1111]" in payload
@@ -87,7 +90,7 @@ def test_a_card_in_tool_call_arguments_never_reaches_the_draft(
     assert '"pending_call":null' in seen[4] and "charge({" in seen[4]
     assert '"answer":"Charged [card ****1111]"' in seen[5]  # the finish, kept for resume
     assert _leaks(raw, namespace) == []
-    agent.repo.commit = real_commit  # type: ignore[method-assign]
+    agent.repo.commit, agent.repo.save_draft = real_commit, real_save  # type: ignore[method-assign]
     result = agent.resume()
     assert result.answer == f"Charged {CARD}"  # this process's own view, kept in memory
     assert repo.get_request("r1").answer == "Charged [card ****1111]"

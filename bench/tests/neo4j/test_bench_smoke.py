@@ -43,7 +43,10 @@ def test_tiny_bench_writes_the_report(store: Store, namespace: str, tmp_path: Pa
     size = saved["engine"]["100"]
     for key in ("step_ms", "commit_ms", "reveal_ms", "index_render_ms", "index_update_ms"):
         assert set(size[key]) >= {"p50", "p95", "p99"} and size[key]["runs"] == 2
-    assert size["step_ms"]["samples"] == 2 * 2 * 5 and size["peak_rss_mb"] > 0
+    # 2 runs x 2 requests x 7 steps: 3 with a reveal of 8, 3 with none, 1 opening a request
+    assert size["step_ms"]["samples"] == 2 * 2 * 7 and size["peak_rss_mb"] > 0
+    assert size["step_plain_ms"]["samples"] == size["step_reveal_ms"]["samples"] == 2 * 2 * 3
+    assert size["bolt_rtt_ms"]["p50"] > 0 and size["write_tx_ms"]["p50"] > 0
     six = saved["tokens"]["by_depth"]["6"]
     assert six["flowstate"]["recall"] == 1.0 and six["flowstate"]["extra_llm_calls"] == 0
     assert six["full_context"]["ratio_to_full_context"] == 1.0
@@ -53,7 +56,8 @@ def test_tiny_bench_writes_the_report(store: Store, namespace: str, tmp_path: Pa
         == six["rolling_summary"]["memory_write_calls"]
         == 1
     )
-    assert {t["target"] for t in result["targets"]} >= {"commit_p50", "tokens_depth_50"}
+    judged = {t["target"]: t["status"] for t in result["targets"]}
+    assert judged["commit_write_tx"] in ("met", "missed") and "tokens_depth_50" in judged
     assert (tmp_path / "report.md").read_text().startswith("# FlowState benchmark")
     assert (tmp_path / "engine_latency.png").exists()
     # measured requests were forgotten, and so was the namespace (no --keep)

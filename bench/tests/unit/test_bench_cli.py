@@ -10,7 +10,7 @@ from flowstate.cli.app import main
 from flowstate.engine.index import HistoricalIndex
 from flowstate.models import IndexRequest, IndexState
 from flowstate_bench.runner import FULL_SIZES, MILLION, QUICK_SIZES, Plan
-from flowstate_bench.step_probe import ACCESS, STEPS, plan_request
+from flowstate_bench.step_probe import ACCESS, REVEALING, STEPS, plan_request
 from flowstate_bench.synthetic import request_bundle
 
 
@@ -52,6 +52,11 @@ def test_step_plan_opens_a_collapsed_request_then_reveals_its_states() -> None:
     assert len(plan) == STEPS and plan[-1].action.type == "final"
     assert plan[0].access[0] in rendered.collapsed
     opened = {s.id for s in by_id[plan[0].access[0]]}
-    for step in plan[1:-1]:
-        assert len(step.access) == ACCESS and set(step.access) <= opened
+    revealed: list[str] = []
+    for number, step in enumerate(plan[1:-1], start=2):
+        # even steps reveal 8 of the opened request's states, odd ones nothing
+        assert len(step.access) == (ACCESS if number in REVEALING else 0)
+        assert set(step.access) <= opened and not set(step.access) & set(revealed)
+        revealed += step.access
         assert len(step.delta) == 10
+    assert len(revealed) == ACCESS * len(REVEALING)

@@ -1,0 +1,91 @@
+// The commit of one request, in one statement (one round trip): the namespace's counter made
+// to cover its seq (so the id is never handed out again), the request node linked by NEXT from
+// the latest earlier request, its states (each with its category label), the observations
+// they cite, typed state-to-state relations, evidence links, approval decisions with a CITES
+// edge to each cited state, and the request's draft dropped. Later parts see what earlier ones
+// created. The caller reads the counts and aborts (rolling everything back) unless `later` is
+// 0, every `*_missing` list is empty and every count is what it sent; a duplicate id fails the
+// uniqueness constraint.
+// $namespace: str; timestamps in the maps are ISO 8601 text, made datetimes here;
+// $request: map of Request properties (usage flattened, no namespace);
+// $states: list of {props: map of StateNode properties (no namespace), label: Category.label};
+// $observations: list of maps of Observation properties;
+// $relations: list of {type: RelationType value, source: str, target: str}; both ends must be
+//   states of this namespace, targets that are not come back in `relation_missing`;
+// $evidence: list of {state: str, observation: str};
+// $decisions: list of maps of ActionDecision properties (`cites` a list of state ids of this
+//   request or earlier ones; ids that are not states of this namespace come back in
+//   `decision_missing`). The label is not :Decision, the label of the decision category.
+MERGE (m:Namespace {namespace: $namespace})
+ON CREATE SET m.epoch = randomUUID(), m.generation = 0, m.last_seq = 0
+SET m.last_seq = CASE WHEN m.last_seq < $request.seq THEN $request.seq ELSE m.last_seq END
+WITH m
+OPTIONAL MATCH (prev:Request {namespace: $namespace})
+WHERE prev.seq < $request.seq
+WITH prev
+ORDER BY prev.seq DESC
+LIMIT 1
+CREATE (r:Request)
+SET r = $request, r.namespace = $namespace,
+    r.started_at = datetime($request.started_at), r.finished_at = datetime($request.finished_at)
+FOREACH (p IN CASE WHEN prev IS NULL THEN [] ELSE [prev] END | CREATE (p)-[:NEXT]->(r))
+WITH r, COUNT { MATCH (later:Request {namespace: $namespace}) WHERE later.seq > r.seq } AS later
+CALL (r) {
+  UNWIND $states AS row
+  CREATE (s:State)
+  SET s = row.props, s.namespace = $namespace,
+      s.created_at = datetime(row.props.created_at), s.updated_at = datetime(row.props.updated_at)
+  SET s:$(row.label)
+  CREATE (r)-[:PRODUCED]->(s)
+  RETURN count(s) AS states
+}
+CALL (r) {
+  UNWIND $observations AS props
+  CREATE (o:Observation)
+  SET o = props, o.namespace = $namespace, o.created_at = datetime(props.created_at)
+  CREATE (r)-[:PRODUCED]->(o)
+  RETURN count(o) AS observations
+}
+CALL () {
+  UNWIND $relations AS row
+  MATCH (a:State {namespace: $namespace, id: row.source})
+  OPTIONAL MATCH (b:State {namespace: $namespace, id: row.target})
+  CALL (a, b, row) {
+    WITH *
+    WHERE b IS NOT NULL
+    MERGE (a)-[:$(row.type)]->(b)
+  }
+  RETURN count(b) AS relations, collect(CASE WHEN b IS NULL THEN row.target END) AS relation_missing
+}
+CALL () {
+  UNWIND $evidence AS row
+  MATCH (s:State {namespace: $namespace, id: row.state})
+  MATCH (o:Observation {namespace: $namespace, id: row.observation})
+  MERGE (s)-[:EVIDENCED_BY]->(o)
+  RETURN count(*) AS evidence
+}
+CALL (r) {
+  UNWIND $decisions AS props
+  CREATE (d:ActionDecision)
+  SET d = props, d.namespace = $namespace, d.created_at = datetime(props.created_at)
+  CREATE (r)-[:PRODUCED]->(d)
+  WITH d
+  CALL (d) {
+    UNWIND d.cites AS cited
+    OPTIONAL MATCH (s:State {namespace: $namespace, id: cited})
+    CALL (d, s) {
+      WITH *
+      WHERE s IS NOT NULL
+      MERGE (d)-[:CITES]->(s)
+    }
+    RETURN collect(CASE WHEN s IS NULL THEN cited END) AS missing
+  }
+  RETURN count(d) AS decisions, reduce(acc = [], ms IN collect(missing) | acc + ms) AS decision_missing
+}
+CALL () {
+  OPTIONAL MATCH (draft:Draft {namespace: $namespace, request_id: $request.id})
+  DETACH DELETE draft
+  RETURN count(*) AS dropped
+}
+RETURN later, states, observations, relations, relation_missing, evidence, decisions,
+       decision_missing

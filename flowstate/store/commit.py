@@ -1,6 +1,7 @@
 """Writing one RequestBundle inside a transaction (used by commit and by JSON Lines import).
 
-Every step is a batched UNWIND query; any check that fails raises, and the caller's
+Written as transaction work (`flowstate.store.plans`), so the sync and the async store run the
+same code. Every step is a batched UNWIND query; any check that fails raises, and the caller's
 transaction rolls back, so a failed commit leaves nothing of the request behind.
 """
 
@@ -12,36 +13,37 @@ from flowstate.errors import NotFoundError, StoreError, ValidationFailed
 from flowstate.models import RequestBundle, ids
 from flowstate.store.catalog import Q
 from flowstate.store.codec import to_props
-from flowstate.store.connection import Tx
+from flowstate.store.plans import Stmt, TxWork
 
 
-def write_bundle(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
+def write_bundle(namespace: str, bundle: RequestBundle) -> TxWork[None]:
     """Create the request, its states, observations, relations, evidence and decisions; drop
     its draft."""
     request = bundle.request
     rid = request.id
     scope = {"namespace": namespace, "request_id": rid}
-    tx.run(Q.RECORD_REQUEST_SEQ, {"namespace": namespace, "seq": request.seq})
-    [row] = tx.run(Q.COMMIT_REQUEST, {"namespace": namespace, "request": to_props(request)})
+    yield Stmt(Q.RECORD_REQUEST_SEQ, {"namespace": namespace, "seq": request.seq})
+    [row] = yield Stmt(Q.COMMIT_REQUEST, {"namespace": namespace, "request": to_props(request)})
     if row["later"]:
         raise ValidationFailed(
             f"cannot commit {rid}: namespace {namespace!r} already has later requests; "
             "requests are committed in sequence order"
         )
     states = [{"props": to_props(s), "label": s.category.label} for s in bundle.states]
-    _expect(tx.run(Q.COMMIT_STATES, {**scope, "states": states}), len(states), "states", rid)
+    rows = yield Stmt(Q.COMMIT_STATES, {**scope, "states": states})
+    _expect(rows, len(states), "states", rid)
     observations = [to_props(o) for o in bundle.observations]
-    rows = tx.run(Q.COMMIT_OBSERVATIONS, {**scope, "observations": observations})
+    rows = yield Stmt(Q.COMMIT_OBSERVATIONS, {**scope, "observations": observations})
     _expect(rows, len(observations), "observations", rid)
-    _write_relations(tx, namespace, bundle)
+    yield from _write_relations(namespace, bundle)
     evidence = [e.model_dump(mode="json") for e in bundle.evidence]
-    rows = tx.run(Q.COMMIT_EVIDENCE, {"namespace": namespace, "evidence": evidence})
+    rows = yield Stmt(Q.COMMIT_EVIDENCE, {"namespace": namespace, "evidence": evidence})
     _expect(rows, len(evidence), "evidence links", rid)
-    _write_decisions(tx, namespace, bundle)
-    tx.run(Q.DISCARD_DRAFT, scope)
+    yield from _write_decisions(namespace, bundle)
+    yield Stmt(Q.DISCARD_DRAFT, scope)
 
 
-def _write_relations(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
+def _write_relations(namespace: str, bundle: RequestBundle) -> TxWork[None]:
     rid = bundle.request.id
     for rel in bundle.relations:
         if ids.request_seq(ids.request_of(rel.target)) > bundle.request.seq:
@@ -49,7 +51,7 @@ def _write_relations(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
                 f"cannot commit {rid}: relation target {rel.target} belongs to a later request"
             )
     relations = [r.model_dump(mode="json") for r in bundle.relations]
-    [row] = tx.run(Q.COMMIT_RELATIONS, {"namespace": namespace, "relations": relations})
+    [row] = yield Stmt(Q.COMMIT_RELATIONS, {"namespace": namespace, "relations": relations})
     if row["missing"]:
         missing = ", ".join(sorted(set(row["missing"])))
         raise NotFoundError(
@@ -59,7 +61,7 @@ def _write_relations(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
     _expect([row], len(relations), "relations", rid)
 
 
-def _write_decisions(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
+def _write_decisions(namespace: str, bundle: RequestBundle) -> TxWork[None]:
     rid = bundle.request.id
     for decision in bundle.decisions:
         for cited in decision.cites:
@@ -68,7 +70,7 @@ def _write_decisions(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
                     f"cannot commit {rid}: {decision.id} cites {cited}, of a later request"
                 )
     decisions = [to_props(d) for d in bundle.decisions]
-    [row] = tx.run(
+    [row] = yield Stmt(
         Q.COMMIT_DECISIONS, {"namespace": namespace, "request_id": rid, "decisions": decisions}
     )
     if row["missing"]:

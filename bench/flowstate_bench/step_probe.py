@@ -18,6 +18,7 @@ from typing import Any
 
 from flowstate.engine.agent import Agent, AgentConfig
 from flowstate.engine.index import HistoricalIndex, RenderedIndex
+from flowstate.engine.transcript import Transcript
 from flowstate.llm.client import Completion
 from flowstate.models import StepOutput, Usage
 from flowstate.models.views import IndexState
@@ -114,6 +115,7 @@ def run_requests(repo: Repository, index: HistoricalIndex, n: int, seed: int) ->
     rng = random.Random(seed)
     runs = []
     for _ in range(n):
+        agent.on_call = seen = Transcript()
         client.reset(plan_request(index.render(), repo.request_states, rng))
         t0 = time.perf_counter()
         result = agent.run("bench: review the opened request and record decisions")
@@ -125,7 +127,7 @@ def run_requests(repo: Repository, index: HistoricalIndex, n: int, seed: int) ->
                 client.gaps_ms(),
                 (client.entered[0] - t0) * 1e3,
                 (t1 - client.left[-1]) * 1e3,
-                sum(len(m["content"]) for m in result.prompts[-1]),
+                sum(len(m["content"]) for m in seen.prompts[-1]),
             )
         )
         repo.forget_request(result.request_id)

@@ -164,8 +164,6 @@ class RunResult:
     revealed: list[str]  # past state ids opened during the request
     rejections: int  # how many rule violations or parse failures the model was told about
     error: str | None = None  # why the request failed, when it did
-    prompts: list[list[Message]] = field(default_factory=list, repr=False)
-    replies: list[str] = field(default_factory=list, repr=False)  # raw model text per call
     observations: list[Observation] = field(default_factory=list, repr=False)  # all, cited or not
     # What the commit left out because another process forgot it meanwhile, and why (also on
     # the request node as `dropped`).
@@ -199,8 +197,6 @@ class StepDriver:
         self.index = index
         self.logic = logic
         self.redact = redact
-        self.prompts: list[list[Message]] = []
-        self.replies: list[str] = []
         self._steps = self._run(start)
         self._started = False
 
@@ -248,9 +244,7 @@ class StepDriver:
                 self.logic.config.max_steps,
                 self.logic.config.recent_observations,
             )
-            self.prompts.append(msgs)
             completion: Completion[StepOutput] = yield CallModel(msgs)
-            self.replies.append(completion.text)
             vis = self.logic.visibility(active, self.index)
             verdict = self.logic.absorb(active, completion, vis)
             if verdict.done:
@@ -351,8 +345,6 @@ class StepDriver:
             revealed=list(active.revealed),
             rejections=active.rejected_total,
             error=verdict.error,
-            prompts=self.prompts,
-            replies=self.replies,
             observations=list(active.observations.values()),
             dropped=list(dropped),
         )

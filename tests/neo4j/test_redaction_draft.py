@@ -65,13 +65,12 @@ def test_a_card_in_tool_call_arguments_never_reaches_the_draft(
     agent, model = h.agent(policy, tools=[Tool.from_function(charge, consequential=True)])
     agent.redact = builtin_redactor()
     agent.approve = lambda _asked: True
-    real_commit = agent.repo.commit
 
     def cut(bundle, **lease):  # noqa: ANN001, ANN202
         seen.append(_raw_draft(raw, namespace))  # the draft holding how the request ended
         raise StoreUnavailable("the commit was cut")
 
-    agent.repo.commit = cut  # type: ignore[method-assign]
+    agent.repo.ops.commit = cut
     with pytest.raises(StoreUnavailable):
         agent.run(f"Charge my card {CARD} and mail {EMAIL}")
     # after steps 1-3, the write-ahead save before the call, after step 4, the finish
@@ -87,7 +86,7 @@ def test_a_card_in_tool_call_arguments_never_reaches_the_draft(
     assert '"pending_call":null' in seen[4] and "charge({" in seen[4]
     assert '"answer":"Charged [card ****1111]"' in seen[5]  # the finish, kept for resume
     assert _leaks(raw, namespace) == []
-    agent.repo.commit = real_commit  # type: ignore[method-assign]
+    del agent.repo.ops.commit  # back to the real plan
     result = agent.resume()
     assert result.answer == f"Charged {CARD}"  # this process's own view, kept in memory
     assert repo.get_request("r1").answer == "Charged [card ****1111]"

@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 from flowstate.api import FlowState
+from flowstate.async_api import AsyncFlowState
 from flowstate.engine.step import AgentConfig
 from flowstate.engine.tools import MAX_OUTPUT_CHARS, Tool
 from flowstate.errors import ModelError
@@ -113,9 +114,11 @@ def hostile_tools(store: Store, rounds: int = 1) -> dict:
         tools = [t for t in hostile_tool_set() if run_async or not t.is_async]
         try:
             first = ScriptedModel.sequence(f"{repo.namespace}-1", script)
-            agent = FlowState(store, repo.namespace).agent(first, tools)
             try:
-                asyncio.run(agent.arun("hostile")) if run_async else agent.run("hostile")
+                if run_async:
+                    asyncio.run(_arun(store.settings, repo.namespace, first, tools, "hostile"))
+                else:
+                    FlowState(store, repo.namespace).agent(first, tools).run("hostile")
                 out["problems"].append("the request ended although the model failed")
             except ModelError:
                 pass
@@ -135,6 +138,14 @@ def hostile_tools(store: Store, rounds: int = 1) -> dict:
         finally:
             _cleanup(repo, f"{repo.namespace}-1", f"{repo.namespace}-2")
     return out
+
+
+async def _arun(
+    settings: Neo4jSettings, namespace: str, model: ScriptedModel, tools: list[Tool], text: str
+) -> None:
+    """One request through the async front door (the async driver end to end)."""
+    async with await AsyncFlowState.connect(namespace=namespace, settings=settings) as fs:
+        await (await fs.agent(model, tools)).arun(text)
 
 
 def _deep_replies() -> list[str]:

@@ -91,6 +91,11 @@ class Store:
         return store
 
     @property
+    def settings(self) -> Neo4jSettings:
+        """What the store was opened with (e.g. to open an `AsyncStore` on the same server)."""
+        return self._settings
+
+    @property
     def uri(self) -> str:
         return self._settings.uri
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -13,6 +14,7 @@ from flowstate.store import AsyncStore, Store
 from flowstate.store.plans import Plan
 
 T = TypeVar("T")
+_SCRIPTS = itertools.count(1)
 
 
 def add(
@@ -110,13 +112,12 @@ class Harness:
         self.afs = AsyncFlowState(shell.store, namespace) if shell.store is not None else None
         self.namespace = namespace
         self.shell = shell
-        self._n = 0
 
     def agent(
         self, outputs: Sequence[Any] | Callable, tools: Sequence[Any] = (), **config: Any
     ) -> tuple[Any, ScriptedModel]:
-        self._n += 1
-        name = f"{self.namespace}-{self._n}"
+        # Unique across harnesses too: several may share a namespace, a name one script.
+        name = f"{self.namespace}-{next(_SCRIPTS)}"
         model = (
             ScriptedModel.policy(name, outputs)
             if callable(outputs)

@@ -48,8 +48,12 @@ def demo(namespace: str, reset: bool, model: str | None, as_json: bool) -> None:
     """
     console = Console(stderr=True, quiet=as_json)
     # The scripted planner is served only while this command runs: its name is then free again.
-    scripted = None if model else ScriptedModel.policy("flowstate-demo", scripted_policy)
-    client = scripted.client() if scripted else LiteLLMClient(model)
+    scripted: ScriptedModel | None = None
+    if model:
+        client = LiteLLMClient(model)
+    else:
+        scripted = ScriptedModel.policy("flowstate-demo", scripted_policy)
+        client = scripted.client()
     with scripted or nullcontext(), open_memory(namespace) as fs:
         if reset and fs.history():
             fs.repository.forget_namespace()

@@ -20,7 +20,18 @@ from flowstate.settings import Neo4jSettings
 from flowstate.store import schema
 from flowstate.store.catalog import Q, query
 from flowstate.store.connection import driver_options, invalid_uri, mapped_errors
-from flowstate.store.plans import Op, Plan, Read, Row, Statement, Steps, Transaction, TxWork, Write
+from flowstate.store.plans import (
+    Op,
+    Plan,
+    Read,
+    Row,
+    Statement,
+    Stmt,
+    Transaction,
+    TxWork,
+    Write,
+    adrive,
+)
 
 T = TypeVar("T")
 
@@ -48,14 +59,6 @@ class AsyncStore:
             raise
         return store
 
-    @property
-    def uri(self) -> str:
-        return self._settings.uri
-
-    @property
-    def database(self) -> str:
-        return self._settings.database
-
     async def verify(self) -> None:
         """Raise StoreUnavailable/StoreError unless the configured database answers."""
         with mapped_errors(self._settings):
@@ -73,13 +76,7 @@ class AsyncStore:
 
     async def run(self, plan: Plan[T]) -> T:
         """Execute a plan; errors are thrown into it at its `yield`, as `Store.run` does."""
-        steps = Steps(plan)
-        for op in steps:
-            try:
-                steps.send(await self._perform(op))
-            except Exception as e:
-                steps.fail(e)
-        return steps.value
+        return await adrive(plan, self._perform)
 
     async def _perform(self, op: Op) -> Any:
         if isinstance(op, Read):
@@ -97,24 +94,21 @@ class AsyncStore:
     ) -> list[Row]:
         with mapped_errors(self._settings):
             result = await self._driver.execute_query(
-                text, dict(params), routing_=routing, database_=self.database
+                text, dict(params), routing_=routing, database_=self._settings.database
             )
         return [record.data() for record in result.records]
 
     async def _transaction(self, work: Callable[[], TxWork[Any]]) -> Any:
         async def attempt(tx: neo4j.AsyncManagedTransaction) -> Any:
+            async def statement(stmt: Stmt) -> list[Row]:
+                result = await tx.run(query(stmt.name), dict(stmt.params))
+                return await result.data()
+
             # A fresh generator per attempt: the driver retries transient failures.
-            steps: Steps[Any] = Steps(work())
-            for stmt in steps:
-                try:
-                    result = await tx.run(query(stmt.name), dict(stmt.params))
-                    steps.send(await result.data())
-                except Exception as e:
-                    steps.fail(e)
-            return steps.value
+            return await adrive(work(), statement)
 
         with mapped_errors(self._settings):
-            async with self._driver.session(database=self.database) as session:
+            async with self._driver.session(database=self._settings.database) as session:
                 return await session.execute_write(attempt)
 
 

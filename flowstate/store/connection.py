@@ -23,7 +23,7 @@ from flowstate.errors import StoreError, StoreUnavailable, ValidationFailed
 from flowstate.settings import Neo4jSettings
 from flowstate.store import schema
 from flowstate.store.catalog import Q, query
-from flowstate.store.plans import Op, Plan, Read, Row, Statement, Steps, Transaction, TxWork, Write
+from flowstate.store.plans import Op, Plan, Read, Row, Statement, Transaction, TxWork, Write, drive
 
 T = TypeVar("T")
 
@@ -59,13 +59,7 @@ class Tx:
 
     def drive(self, work: TxWork[T]) -> T:
         """Run transaction work written as a generator (`flowstate.store.plans`) in this one."""
-        steps = Steps(work)
-        for stmt in steps:
-            try:
-                steps.send(self.run(stmt.name, stmt.params))
-            except Exception as e:
-                steps.fail(e)
-        return steps.value
+        return drive(work, lambda stmt: self.run(stmt.name, stmt.params))
 
 
 class Store:
@@ -121,13 +115,7 @@ class Store:
 
     def run(self, plan: Plan[T]) -> T:
         """Execute a plan (`flowstate.store.plans`); errors are thrown into it at its `yield`."""
-        steps = Steps(plan)
-        for op in steps:
-            try:
-                steps.send(self._perform(op))
-            except Exception as e:
-                steps.fail(e)
-        return steps.value
+        return drive(plan, self._perform)
 
     def _perform(self, op: Op) -> Any:
         if isinstance(op, Read):

@@ -19,7 +19,7 @@ transaction, so `Transaction` holds a factory that makes the work afresh for eac
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -74,18 +74,31 @@ Op = Read | Write | Statement | Transaction[Any]
 Plan = Generator[Op, Any, T]
 
 
-class Steps(Generic[T]):
-    """Walks a plan (or transaction work) for an executor: iterate for what to perform, then
-    `send` what came of it or `fail` with the error; `value` is what the plan returned.
+def drive(plan: Generator[Any, Any, T], perform: Callable[[Any], Any]) -> T:
+    """Run a plan (or transaction work) to its end, `perform`ing each thing it yields."""
+    steps = Steps(plan)
+    for op in steps:
+        try:
+            steps.send(perform(op))
+        except Exception as e:
+            steps.fail(e)
+    return steps.value
 
-        steps = Steps(plan)
-        for op in steps:
-            try:
-                steps.send(perform(op))
-            except Exception as e:
-                steps.fail(e)
-        return steps.value
-    """
+
+async def adrive(plan: Generator[Any, Any, T], perform: Callable[[Any], Awaitable[Any]]) -> T:
+    """`drive` with an async `perform`."""
+    steps = Steps(plan)
+    for op in steps:
+        try:
+            steps.send(await perform(op))
+        except Exception as e:
+            steps.fail(e)
+    return steps.value
+
+
+class Steps(Generic[T]):
+    """Walks a plan for `drive` / `adrive`: iterate for what to perform, then `send` what came
+    of it or `fail` with the error (thrown into the plan); `value` is what the plan returned."""
 
     def __init__(self, plan: Generator[Any, Any, T]) -> None:
         self._plan = plan

@@ -116,7 +116,10 @@ def run_requests(repo: Repository, index: HistoricalIndex, n: int, seed: int) ->
     runs = []
     for _ in range(n):
         agent.on_call = seen = Transcript()
-        client.reset(plan_request(index.render(), repo.request_states, rng))
+        # Plan on the index the prompt will show: the last request was forgotten, so the
+        # agent reloads its index (the one passed in still lists that request).
+        agent.refresh_index()
+        client.reset(plan_request(agent.index.render(), repo.request_states, rng))
         t0 = time.perf_counter()
         result = agent.run("bench: review the opened request and record decisions")
         t1 = time.perf_counter()

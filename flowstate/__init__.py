@@ -4,7 +4,8 @@ __version__ = "0.1.0"  # first: submodules read it while the package initialises
 
 from flowstate.api import FlowState
 from flowstate.async_api import AsyncFlowState
-from flowstate.engine.agent import Agent, AgentConfig, AsyncAgent, RunResult
+from flowstate.engine.agent import Agent, AgentConfig, RunResult
+from flowstate.engine.async_agent import AsyncAgent
 from flowstate.engine.index import RenderedIndex
 from flowstate.engine.step import Approval
 from flowstate.engine.tools import Tool

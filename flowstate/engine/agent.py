@@ -1,5 +1,5 @@
-"""The agent: two thin shells, sync (`Agent`) and async (`AsyncAgent`), over one step machine
-(`engine.driver`) and one set of store plans (`engine.agent_core`).
+"""The sync agent: a thin shell over one step machine (`engine.driver`) and one set of store
+plans (`engine.agent_core`); `engine.async_agent` is the asyncio shell over the same two.
 
 The driver decides every step; a shell performs the I/O it asks for (the model call, Neo4j
 reads and writes, the tool, the approver) and feeds back what came of it. The Active State is
@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from flowstate.engine.agent_core import AgentCore, Approver
-from flowstate.engine.async_agent import AsyncAgent
 from flowstate.engine.driver import (
     Approve,
     CallModel,
@@ -38,7 +37,7 @@ from flowstate.models.step import StepOutput
 from flowstate.safety.redaction import Redactor
 from flowstate.store.repository import Repository
 
-__all__ = ["Agent", "AgentConfig", "AsyncAgent", "RunResult"]
+__all__ = ["Agent", "AgentConfig", "RunResult"]
 
 
 class Agent(AgentCore):

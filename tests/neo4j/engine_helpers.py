@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from flowstate import AgentConfig, AsyncFlowState, FlowState, ScriptedModel, StoreUnavailable
-from flowstate.engine.agent import Agent, AsyncAgent
+from flowstate.engine.agent import Agent
+from flowstate.engine.async_agent import AsyncAgent
 from flowstate.store import AsyncStore, Store
 from flowstate.store.plans import Plan
 

@@ -30,6 +30,7 @@ from flowstate.models.active import ActiveState
 from flowstate.models.records import is_unicode, utcnow
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
+from flowstate.store.ops import Ops
 
 _WORKER_EXIT = 17
 
@@ -333,7 +334,8 @@ def _crashing_child(uri: str, namespace: str) -> None:
         """Look a city up."""
         return f"{city}: 3 hotels"
 
-    Repository.commit = lambda self, bundle, **lease: os._exit(_WORKER_EXIT)  # type: ignore[method-assign]
+    # The commit plan, which the agent runs (whichever shell): the process dies as it starts.
+    Ops.commit = lambda self, bundle, **lease: os._exit(_WORKER_EXIT)  # type: ignore[method-assign]
     fs = FlowState.connect(settings=Neo4jSettings(uri=uri), namespace=namespace)
     fs.agent(model, [lookup]).run("plan Porto")
     sys.exit("the request should not have reached its commit")

@@ -108,9 +108,15 @@ class Harness:
     """One FlowState namespace plus scripted agents, each script named uniquely, driven
     through the sync or the async shell."""
 
-    def __init__(self, store: Store, namespace: str, shell: Shell = SYNC) -> None:
-        self.fs = FlowState(store, namespace)
-        self.afs = AsyncFlowState(shell.store, namespace) if shell.store is not None else None
+    def __init__(
+        self, store: Store, namespace: str, shell: Shell = SYNC, *, read_only: bool = False
+    ) -> None:
+        self.fs = FlowState(store, namespace, read_only=read_only)
+        self.afs = (
+            AsyncFlowState(shell.store, namespace, read_only=read_only)
+            if shell.store is not None
+            else None
+        )
         self.namespace = namespace
         self.shell = shell
 

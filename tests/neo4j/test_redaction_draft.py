@@ -10,7 +10,7 @@ from flowstate import StoreUnavailable, Tool
 from flowstate.safety.redaction import builtin_redactor
 from flowstate.store import Repository, Store
 from tests.neo4j.conftest import Raw
-from tests.neo4j.engine_helpers import Harness, add, final, step, tool
+from tests.neo4j.engine_helpers import Harness, Shell, add, final, step, tool
 
 pytestmark = pytest.mark.neo4j
 
@@ -38,7 +38,7 @@ def _leaks(raw: Raw, namespace: str) -> list[str]:
 
 
 def test_a_card_in_tool_call_arguments_never_reaches_the_draft(
-    store: Store, namespace: str, repo: Repository, raw: Raw
+    shell: Shell, store: Store, namespace: str, repo: Repository, raw: Raw
 ) -> None:
     seen: list[str] = []
 
@@ -61,7 +61,7 @@ def test_a_card_in_tool_call_arguments_never_reaches_the_draft(
             return step(action={**tool("charge", card=FORMS[2], email=EMAIL), "cites": ["r1.pay"]})
         return step(action=final(f"Charged {CARD}", f"charged {CARD}"))
 
-    h = Harness(store, namespace)
+    h = Harness(store, namespace, shell)
     agent, model = h.agent(policy, tools=[Tool.from_function(charge, consequential=True)])
     agent.redact = builtin_redactor()
     agent.approve = lambda _asked: True

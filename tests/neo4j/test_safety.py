@@ -65,19 +65,19 @@ def test_redaction_masks_what_is_persisted_draft_included(
 
 
 def test_a_read_only_namespace_can_be_read_but_not_written(
-    store: Store, namespace: str, repo: Repository
+    shell: Shell, store: Store, namespace: str, repo: Repository
 ) -> None:
     Harness(store, namespace).run([step([add("fact")], action=final())])
     counts = repo.counts()
     ro = FlowState(store, namespace, read_only=True)
     assert "r1.fact" in ro.index().text
     assert ro.reveal(["r1.fact"])[0].state.content == "content of fact"
-    agent = ro.agent(Harness(store, namespace).agent([final()])[1].client())
+    agent, model = Harness(store, namespace, shell, read_only=True).agent([final()])
     with pytest.raises(ReadOnlyError):
         agent.run("write something")
     with pytest.raises(ReadOnlyError):
         ro.repository.forget_namespace()
-    assert repo.counts() == counts
+    assert repo.counts() == counts and model.calls == []
 
 
 def test_retention_expires_old_kinds_and_keeps_the_rest(

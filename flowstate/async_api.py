@@ -1,8 +1,9 @@
 """The library's front door for asyncio: every Neo4j call on the async driver.
 
->>> async with await AsyncFlowState.connect("bolt://127.0.0.1:7687", namespace="trip") as fs:
-...     agent = await fs.agent(model="gpt-4o-mini", tools=[search_hotels])   # doctest: +SKIP
-...     result = await agent.arun("Find us a hotel in Lisbon under 150 EUR")  # doctest: +SKIP
+    async with await AsyncFlowState.connect("bolt://127.0.0.1:7687", namespace="trip") as fs:
+        agent = await fs.agent(model="gpt-4o-mini", tools=[search_hotels])
+        result = await agent.arun("Find us a hotel in Lisbon under 150 EUR")
+        print((await fs.index()).text)
 
 Nothing here blocks the event loop on Neo4j: connecting, loading the index, every request's
 reads, draft saves, commits and the writer lease are awaited. Forgetting, retention, export

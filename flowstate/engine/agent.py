@@ -40,7 +40,7 @@ from flowstate.store.repository import Repository
 __all__ = ["Agent", "AgentConfig", "RunResult"]
 
 
-class Agent(AgentCore):
+class Agent(AgentCore[Repository]):
     """Runs requests against one namespace's memory with one model and a set of tools.
 
     Building it reads the namespace's index (sync I/O); for asyncio use `AsyncAgent`.
@@ -57,8 +57,7 @@ class Agent(AgentCore):
         index: HistoricalIndex | None = None,
     ) -> None:
         """`index`, when given, is used as this namespace's index instead of loading it."""
-        super().__init__(repo.ops, model, tools, config, approve, redact)
-        self.repo = repo
+        super().__init__(repo, model, tools, config, approve, redact)
         if index is None:
             self.refresh_index()
         else:

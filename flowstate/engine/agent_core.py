@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from flowstate.engine.driver import (
     CheckCommitted,
@@ -48,19 +48,30 @@ Approver = Callable[[Approval], Any]  # returns True to approve (or an awaitable
 CallHook = Callable[[list[Message], str], None]  # the messages of one model call, its reply
 
 
-class AgentCore:
-    """One namespace, one model, a set of tools; the shells add the I/O."""
+class HasOps(Protocol):
+    """A repository of either kind: what its plans are made of."""
+
+    ops: Ops
+
+
+R = TypeVar("R", bound=HasOps)
+
+
+class AgentCore(Generic[R]):
+    """One namespace (its repository, sync or async), one model, a set of tools; the shells
+    add the I/O."""
 
     def __init__(
         self,
-        ops: Ops,
+        repo: R,
         model: ModelClient,
         tools: Iterable[Tool] = (),
         config: AgentConfig | None = None,
         approve: Approver | None = None,
         redact: Redactor[Any] | None = None,
     ) -> None:
-        self.ops = ops
+        self.repo = repo
+        self.ops = repo.ops
         self.model = model
         self.redact = redact
         self.config = config or AgentConfig()

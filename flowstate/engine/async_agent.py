@@ -15,7 +15,7 @@ import inspect
 from collections.abc import Iterable
 from typing import Any
 
-from flowstate.engine.agent_core import AgentCore, Approver
+from flowstate.engine.agent_core import AgentCore
 from flowstate.engine.driver import (
     Approve,
     CallModel,
@@ -29,30 +29,15 @@ from flowstate.engine.driver import (
     approver_outcome,
 )
 from flowstate.engine.lease import AsyncWriterLease
-from flowstate.engine.step import AgentConfig
-from flowstate.engine.tools import Tool
-from flowstate.llm.client import ModelClient
 from flowstate.models.records import Relation
 from flowstate.models.step import StepOutput
-from flowstate.safety.redaction import Redactor
 from flowstate.store.async_repository import AsyncRepository
 
 
-class AsyncAgent(AgentCore):
-    """`Agent` for asyncio, over an `AsyncRepository`. Build it with `await fs.agent(...)` of
-    an `AsyncFlowState` (which loads the index), or directly (it loads at the first request)."""
-
-    def __init__(
-        self,
-        repo: AsyncRepository,
-        model: ModelClient,
-        tools: Iterable[Tool] = (),
-        config: AgentConfig | None = None,
-        approve: Approver | None = None,
-        redact: Redactor[Any] | None = None,
-    ) -> None:
-        super().__init__(repo.ops, model, tools, config, approve, redact)
-        self.repo = repo
+class AsyncAgent(AgentCore[AsyncRepository]):
+    """`Agent` for asyncio, over an `AsyncRepository`: `AsyncAgent(repo, model, tools, config,
+    approve, redact)`. Build it with `await fs.agent(...)` of an `AsyncFlowState` (which loads
+    the index), or directly: that does no I/O, the index loads at the first request."""
 
     async def arun(self, text: str) -> RunResult:
         """Run one request to its end and commit what it created."""

@@ -3,10 +3,13 @@
 __version__ = "0.1.0"  # first: submodules read it while the package initialises
 
 from flowstate.api import FlowState
+from flowstate.async_api import AsyncFlowState
 from flowstate.engine.agent import Agent, AgentConfig, RunResult
+from flowstate.engine.async_agent import AsyncAgent
 from flowstate.engine.index import RenderedIndex
 from flowstate.engine.step import Approval
 from flowstate.engine.tools import Tool
+from flowstate.engine.transcript import Transcript
 from flowstate.errors import (
     FlowStateError,
     FlowStateRuntimeError,
@@ -36,6 +39,8 @@ __all__ = [
     "Agent",
     "AgentConfig",
     "Approval",
+    "AsyncAgent",
+    "AsyncFlowState",
     "Category",
     "FlowState",
     "FlowStateError",
@@ -59,6 +64,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "Tool",
+    "Transcript",
     "Usage",
     "UsageError",
     "ValidationFailed",

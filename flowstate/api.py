@@ -60,12 +60,7 @@ class FlowState:
         read-only); `fs.apply_retention(policy)` does it again later. Nothing is left open
         when a step of this fails.
         """
-        base = settings or Neo4jSettings.defaults()
-        overrides: dict[str, Any] = {"uri": uri, "user": user, "database": database}
-        overrides = {k: v for k, v in overrides.items() if v is not None}
-        if password is not None:
-            overrides["password"] = SecretStr(password)
-        store = Store.connect(base.model_copy(update=overrides))
+        store = Store.connect(connection_settings(uri, user, password, database, settings))
         try:
             fs = cls(store, namespace, read_only=read_only)
             fs._owns_store = True
@@ -101,8 +96,8 @@ class FlowState:
         state, observation, decision and request before it is persisted (see
         `flowstate.safety.redaction.builtin_redactor`).
         """
-        client = _client(model, model_kwargs)
-        made = [t if isinstance(t, Tool) else Tool.from_function(t) for t in tools]
+        client = model_client(model, model_kwargs)
+        made = as_tools(tools)
         return Agent(self.repository, client, made, config, approve=approve, redact=redact)
 
     def begin(
@@ -141,7 +136,27 @@ class FlowState:
         self.close()
 
 
-def _client(model: object, model_kwargs: dict[str, Any]) -> ModelClient:
+def connection_settings(
+    uri: str | None,
+    user: str | None,
+    password: str | None,
+    database: str | None,
+    settings: Neo4jSettings | None,
+) -> Neo4jSettings:
+    """The settings `connect` uses: the arguments given, over `settings` or the defaults."""
+    base = settings or Neo4jSettings.defaults()
+    overrides: dict[str, Any] = {"uri": uri, "user": user, "database": database}
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    if password is not None:
+        overrides["password"] = SecretStr(password)
+    return base.model_copy(update=overrides)
+
+
+def as_tools(tools: Iterable[Tool | Callable[..., Any]]) -> list[Tool]:
+    return [t if isinstance(t, Tool) else Tool.from_function(t) for t in tools]
+
+
+def model_client(model: object, model_kwargs: dict[str, Any]) -> ModelClient:
     """The model client for `fs.agent`; anything else fails here, before anything is written."""
     if isinstance(model, str):
         return LiteLLMClient(model, **model_kwargs)

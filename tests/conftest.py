@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from flowstate.llm import scripted
 from flowstate.local.probe import bolt_answers
 from flowstate.local.server import LocalServer
 from flowstate.local.testing import Source, choose_source, docker_answers
@@ -52,6 +53,16 @@ def _local_server() -> Iterator[Neo4jSettings]:
         # Leave a server that was already running (e.g. started by .ci/run) as it was.
         if not result.already_running:
             server.stop()
+
+
+@pytest.fixture(autouse=True)
+def scripted_models() -> Iterator[None]:
+    """Scripted models a test registers are unregistered when it ends: a name names one
+    script at a time, so the next test may use it again."""
+    before = set(scripted.registered())
+    yield
+    for name in set(scripted.registered()) - before:
+        scripted.unregister(name)
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 from flowstate.api import FlowState
+from flowstate.async_api import AsyncFlowState
 from flowstate.engine.step import AgentConfig
 from flowstate.engine.tools import MAX_OUTPUT_CHARS, Tool
 from flowstate.errors import ModelError
@@ -29,6 +30,7 @@ from flowstate.models.active import ActiveState
 from flowstate.models.records import is_unicode, utcnow
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
+from flowstate.store.ops import Ops
 
 _WORKER_EXIT = 17
 
@@ -113,9 +115,11 @@ def hostile_tools(store: Store, rounds: int = 1) -> dict:
         tools = [t for t in hostile_tool_set() if run_async or not t.is_async]
         try:
             first = ScriptedModel.sequence(f"{repo.namespace}-1", script)
-            agent = FlowState(store, repo.namespace).agent(first, tools)
             try:
-                asyncio.run(agent.arun("hostile")) if run_async else agent.run("hostile")
+                if run_async:
+                    asyncio.run(_arun(store.settings, repo.namespace, first, tools, "hostile"))
+                else:
+                    FlowState(store, repo.namespace).agent(first, tools).run("hostile")
                 out["problems"].append("the request ended although the model failed")
             except ModelError:
                 pass
@@ -135,6 +139,14 @@ def hostile_tools(store: Store, rounds: int = 1) -> dict:
         finally:
             _cleanup(repo, f"{repo.namespace}-1", f"{repo.namespace}-2")
     return out
+
+
+async def _arun(
+    settings: Neo4jSettings, namespace: str, model: ScriptedModel, tools: list[Tool], text: str
+) -> None:
+    """One request through the async front door (the async driver end to end)."""
+    async with await AsyncFlowState.connect(namespace=namespace, settings=settings) as fs:
+        await (await fs.agent(model, tools)).arun(text)
 
 
 def _deep_replies() -> list[str]:
@@ -322,7 +334,8 @@ def _crashing_child(uri: str, namespace: str) -> None:
         """Look a city up."""
         return f"{city}: 3 hotels"
 
-    Repository.commit = lambda self, bundle, **lease: os._exit(_WORKER_EXIT)  # type: ignore[method-assign]
+    # The commit plan, which the agent runs (whichever shell): the process dies as it starts.
+    Ops.commit = lambda self, bundle, **lease: os._exit(_WORKER_EXIT)  # type: ignore[method-assign]
     fs = FlowState.connect(settings=Neo4jSettings(uri=uri), namespace=namespace)
     fs.agent(model, [lookup]).run("plan Porto")
     sys.exit("the request should not have reached its commit")

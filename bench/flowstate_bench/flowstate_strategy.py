@@ -23,6 +23,7 @@ from flowstate.engine.prompt import Message
 from flowstate.engine.prompt_parts import split
 from flowstate.engine.step import AgentConfig, StepLogic
 from flowstate.engine.tools import Tool
+from flowstate.engine.transcript import Transcript
 from flowstate.llm.client import Completion
 from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate.models import StepOutput, Usage
@@ -142,12 +143,12 @@ def run(store: Store, turns: Sequence[Turn], config: AgentConfig | None = None) 
         agent = fs.agent(model.client(structured=True), tools=[tool], config=config)
         psa, index_tokens, calls = [], [], []
         for turn in turns:
+            agent.on_call = seen = Transcript()
             result = agent.run(turn.text)
             if result.error or result.rejections:
                 raise RuntimeError(f"{turn.ticket}: {result.error or 'rules rejected the policy'}")
-            replies = [c.reply or "" for c in model.calls[-len(result.calls) :]]
-            psa.append(Prompted(result.prompts, memory_write_calls=_write_only(replies)))
-            index_tokens.append(max(_index_tokens(p) for p in result.prompts))
+            psa.append(Prompted(seen.prompts, memory_write_calls=_write_only(seen.replies)))
+            index_tokens.append(max(_index_tokens(p) for p in seen.prompts))
             calls.append(len(result.calls))
         seconds = time.perf_counter() - started
         no_psa = without_psa(fs, turns, tool, config)

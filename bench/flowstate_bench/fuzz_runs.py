@@ -31,6 +31,7 @@ from flowstate.engine.driver import (
     StepDriver,
 )
 from flowstate.engine.step import AgentConfig, StepLogic
+from flowstate.engine.transcript import Transcript
 from flowstate.llm.client import Completion
 from flowstate.llm.parsing import parse_step
 from flowstate.llm.scripted import Message, ScriptedModel, unregister
@@ -196,8 +197,9 @@ def full_case(store: Store, replies: list[str], prefix: str = "fuzz_full") -> Ca
         agent = FlowState(store, namespace).agent(
             model.client(), world.tools(), config=config(len(replies)), approve=_approve
         )
+        agent.on_call = seen = Transcript()
         result = agent.run(TEXT)
-        for prompt in result.prompts:
+        for prompt in seen.prompts:
             _check_prompt(prompt[-1]["content"])
         found = audit(repo)
         if found.problems:

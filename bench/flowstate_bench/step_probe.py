@@ -20,6 +20,7 @@ from typing import Any
 
 from flowstate.engine.agent import Agent, AgentConfig
 from flowstate.engine.index import HistoricalIndex, RenderedIndex
+from flowstate.engine.transcript import Transcript
 from flowstate.llm.client import Completion
 from flowstate.models import StepOutput, Usage
 from flowstate.models.views import IndexState
@@ -136,7 +137,9 @@ def run_requests(repo: Repository, index: HistoricalIndex, n: int, seed: int) ->
     agent.on_step = lambda active: told.extend(active.rejections)
     runs = []
     for _ in range(n):
-        # The index as the request will see it: the forget below changes the namespace.
+        agent.on_call = seen = Transcript()
+        # Plan on the index the prompt will show: the last request was forgotten, so the
+        # agent reloads its index (the one passed in still lists that request).
         agent.refresh_index()
         client.reset(plan_request(agent.index.render(), repo.request_states, rng))
         t0 = time.perf_counter()
@@ -150,7 +153,7 @@ def run_requests(repo: Repository, index: HistoricalIndex, n: int, seed: int) ->
                 client.gaps_ms(),
                 (client.entered[0] - t0) * 1e3,
                 (t1 - client.left[-1]) * 1e3,
-                sum(len(m["content"]) for m in result.prompts[-1]),
+                sum(len(m["content"]) for m in seen.prompts[-1]),
             )
         )
         repo.forget_request(result.request_id)

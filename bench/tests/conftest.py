@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from flowstate_bench.tau.data import TauData
-from tests.conftest import namespace, neo4j_settings  # noqa: F401
-from tests.neo4j.conftest import other_repo, raw, repo, store  # noqa: F401
+from tests.conftest import namespace, neo4j_settings, scripted_models  # noqa: F401
+from tests.neo4j.conftest import async_shell, other_repo, raw, repo, shell, store  # noqa: F401
 
 
 @pytest.fixture(scope="session")

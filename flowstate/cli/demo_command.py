@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import click
 from rich.console import Console
 from rich.table import Table
@@ -45,12 +47,14 @@ def demo(namespace: str, reset: bool, model: str | None, as_json: bool) -> None:
       flowstate demo -m gpt-4o-mini        # needs OPENAI_API_KEY
     """
     console = Console(stderr=True, quiet=as_json)
-    client = (
-        LiteLLMClient(model)
-        if model
-        else ScriptedModel.policy("flowstate-demo", scripted_policy).client()
-    )
-    with open_memory(namespace) as fs:
+    # The scripted planner is served only while this command runs: its name is then free again.
+    scripted: ScriptedModel | None = None
+    if model:
+        client = LiteLLMClient(model)
+    else:
+        scripted = ScriptedModel.policy("flowstate-demo", scripted_policy)
+        client = scripted.client()
+    with scripted or nullcontext(), open_memory(namespace) as fs:
         if reset and fs.history():
             fs.repository.forget_namespace()
             console.print(f"Emptied namespace [bold]{namespace}[/].")

@@ -20,6 +20,7 @@ from flowstate.engine.agent import RunResult
 from flowstate.engine.prompt import tools_section
 from flowstate.engine.prompt_parts import PARTS, prefix_shares, total_parts
 from flowstate.engine.step import AgentConfig, Approval
+from flowstate.engine.transcript import Transcript
 from flowstate.llm.client import ModelClient
 from flowstate.models.active import ActiveState
 from flowstate.tokens import count_messages
@@ -114,11 +115,12 @@ class FullHistory:
         self.model = model
         self.lean = lean
 
-    def request(self, text: str, result: RunResult) -> int:
-        """Prompt tokens of each step of this request, summed; then it joins the history."""
+    def request(self, text: str, result: RunResult, replies: list[str]) -> int:
+        """Prompt tokens of each step of this request (its model `replies` in order), summed;
+        then it joins the history."""
         current = [{"role": "user", "content": text}]
         total = 0
-        for step, reply in enumerate(result.replies, start=1):
+        for step, reply in enumerate(replies, start=1):
             said = _action(reply) if self.lean else reply
             if said is None:
                 continue
@@ -161,15 +163,17 @@ def run_demo(
     tools = desk.tools()
     agent = fs.agent(model, tools=tools, config=AgentConfig(max_steps=8), approve=approve)
     agent.on_step = on_step
+    agent.on_call = transcript = Transcript()
     full = FullHistory(tools_section(tools), getattr(model, "model", None))
     lean = FullHistory(tools_section(tools), full.model, lean=True)
     rows: list[RequestRow] = []
     prompts: list[list[dict[str, str]]] = []
     for n, text in enumerate(REQUESTS, start=1):
         on_request(n, text)
+        transcript.clear()
         result = agent.run(text)
-        sent = sum(count_messages(p, full.model) for p in result.prompts)
-        prompts += result.prompts
+        sent = sum(count_messages(p, full.model) for p in transcript.prompts)
+        prompts += transcript.prompts
         row = RequestRow(
             result.request_id,
             text,
@@ -179,9 +183,9 @@ def run_demo(
             len(result.states_added),
             len(result.revealed),
             sent,
-            full.request(text, result),
-            lean.request(text, result),
-            total_parts(result.prompts, full.model),
+            full.request(text, result, transcript.replies),
+            lean.request(text, result, transcript.replies),
+            total_parts(transcript.prompts, full.model),
         )
         rows.append(row)
         on_done(row)

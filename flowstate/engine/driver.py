@@ -173,8 +173,6 @@ class RunResult:
     revealed: list[str]  # past state ids opened during the request
     rejections: int  # how many rule violations or parse failures the model was told about
     error: str | None = None  # why the request failed, when it did
-    prompts: list[list[Message]] = field(default_factory=list, repr=False)
-    replies: list[str] = field(default_factory=list, repr=False)  # raw model text per call
     observations: list[Observation] = field(default_factory=list, repr=False)  # all, cited or not
     # What the commit left out because another process forgot it meanwhile, and why (also on
     # the request node as `dropped`).
@@ -209,8 +207,6 @@ class StepDriver:
         self.index = index
         self.logic = logic
         self.redact = redact
-        self.prompts: list[list[Message]] = []
-        self.replies: list[str] = []
         # A step ended whose draft rides along with the next model call; picked up in memory
         # after a database failure, the draft on record may be older than the Active State.
         self._unsaved = start is Start.INFLIGHT
@@ -261,10 +257,8 @@ class StepDriver:
                 self.logic.config.max_steps,
                 self.logic.config.recent_observations,
             )
-            self.prompts.append(msgs)
             save, self._unsaved = (self._save() if self._unsaved else None), False
             completion: Completion[StepOutput] = yield CallModel(msgs, save)
-            self.replies.append(completion.text)
             vis = self.logic.visibility(active, self.index)
             verdict = self.logic.absorb(active, completion, vis)
             if verdict.done:
@@ -366,8 +360,6 @@ class StepDriver:
             revealed=list(active.revealed),
             rejections=active.rejected_total,
             error=verdict.error,
-            prompts=self.prompts,
-            replies=self.replies,
             observations=list(active.observations.values()),
             dropped=list(dropped),
         )

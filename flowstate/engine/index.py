@@ -26,6 +26,8 @@ _UNLOADED = 10**9  # the "full" cost of a request whose state lines were not loa
 
 if TYPE_CHECKING:
     from flowstate.store import Repository
+    from flowstate.store.ops import Ops
+    from flowstate.store.plans import Plan
 
 
 @dataclass(frozen=True)
@@ -91,19 +93,26 @@ class HistoricalIndex:
     def load(
         cls, repo: Repository, budget_tokens: int = DEFAULT_BUDGET_TOKENS, model: str | None = None
     ) -> HistoricalIndex:
-        """The namespace's index, fetching state lines only where they can be shown.
+        """The namespace's index, read now through the sync repository (see `loading`)."""
+        return repo.run(cls.loading(repo.ops, budget_tokens, model))
+
+    @classmethod
+    def loading(
+        cls, ops: Ops, budget_tokens: int = DEFAULT_BUDGET_TOKENS, model: str | None = None
+    ) -> Plan[HistoricalIndex]:
+        """The namespace's index as a plan, fetching state lines only where they can be shown.
 
         Requests collapse oldest first, so once the newest ones alone exceed the budget in
         full, every older request is shown collapsed: its id, summary and state count
         suffice. That keeps loading cheap for namespaces of any size.
         """
-        heads = repo.index_heads()
+        heads = yield from ops.index_heads()
         index = cls((), budget_tokens, model)
         loaded: dict[str, IndexRequest] = {}
         listed_cost, end = 0, len(heads)
         while end > 0 and listed_cost <= budget_tokens:
             chunk = heads[max(0, end - LOAD_CHUNK) : end]
-            for req in repo.index(chunk[0].seq, chunk[-1].seq):
+            for req in (yield from ops.index(chunk[0].seq, chunk[-1].seq)):
                 loaded[req.id] = req
                 listed_cost += count_tokens(_full_block(req), model)
             end -= len(chunk)

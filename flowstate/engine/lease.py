@@ -1,17 +1,21 @@
 """One writer per namespace: the lease an agent holds while one of its requests runs.
 
-    with WriterLease(repo, ttl_s=60):      # NamespaceBusy if another live writer has it
-        ...                                # renewed in the background and at every draft save
+    with WriterLease(repo, ttl_s=60):            # NamespaceBusy if another live writer has it
+        ...                                      # renewed in the background and at every save
+    async with AsyncWriterLease(arepo, ttl_s=60):
+        ...
 
 The lease lives on the namespace's counter node, with an expiry on the server's clock. It is
-renewed every third of its lifetime by a background thread (a model or tool call may take
-longer than a step) and, authoritatively, inside the transaction of every draft save and of
-the commit: a writer whose lease was taken over can no longer write anything.
+renewed every third of its lifetime in the background (a model or tool call may take longer
+than a step): by a thread for the sync lease, by an asyncio task for the async one. It is
+renewed, authoritatively, inside the transaction of every draft save and of the commit too:
+a writer whose lease was taken over can no longer write anything.
 A holder on this host whose process has exited is taken over at once instead of after expiry.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import socket
@@ -19,8 +23,21 @@ import threading
 from types import TracebackType
 
 from flowstate.errors import FlowStateError, NamespaceBusy
-from flowstate.store import Repository
+from flowstate.store import AsyncRepository, Repository
 from flowstate.store.namespace_node import writer_id
+from flowstate.store.ops import Ops
+from flowstate.store.plans import Plan
+
+
+def take(ops: Ops, owner: str, ttl_s: int) -> Plan[None]:
+    """Acquire the lease for `owner`, taking it over from a holder of this host that died."""
+    try:
+        yield from ops.acquire_lease(owner, ttl_s)
+    except NamespaceBusy as busy:
+        if not (busy.owner and _dead_here(busy.owner)):
+            raise
+        if not (yield from ops.take_over_lease(busy.owner, owner, ttl_s)):
+            yield from ops.acquire_lease(owner, ttl_s)  # someone else was quicker
 
 
 class WriterLease:
@@ -34,13 +51,7 @@ class WriterLease:
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> WriterLease:
-        try:
-            self.repo.acquire_lease(self.owner, self.ttl_s)
-        except NamespaceBusy as busy:
-            if not (busy.owner and _dead_here(busy.owner)):
-                raise
-            if not self.repo.take_over_lease(busy.owner, self.owner, self.ttl_s):
-                self.repo.acquire_lease(self.owner, self.ttl_s)  # someone else was quicker
+        self.repo.run(take(self.repo.ops, self.owner, self.ttl_s))
         self._stop.clear()
         self._thread = threading.Thread(target=self._renew, name="flowstate-lease", daemon=True)
         self._thread.start()
@@ -63,6 +74,41 @@ class WriterLease:
             # Lost or unreachable: the next draft save or commit says so.
             with contextlib.suppress(FlowStateError):
                 self.repo.acquire_lease(self.owner, self.ttl_s)
+
+
+class AsyncWriterLease:
+    """`WriterLease` for asyncio: the same plans on the async driver, renewed by a task."""
+
+    def __init__(self, repo: AsyncRepository, ttl_s: int, owner: str | None = None) -> None:
+        self.repo = repo
+        self.ttl_s = ttl_s
+        self.owner = owner or writer_id()
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> AsyncWriterLease:
+        await self.repo.run(take(self.repo.ops, self.owner, self.ttl_s))
+        self._task = asyncio.create_task(self._renew(), name="flowstate-lease")
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        with contextlib.suppress(FlowStateError):
+            await self.repo.run(self.repo.ops.release_lease(self.owner))
+
+    async def _renew(self) -> None:
+        while True:
+            await asyncio.sleep(max(1.0, self.ttl_s / 3))
+            with contextlib.suppress(FlowStateError):
+                await self.repo.run(self.repo.ops.acquire_lease(self.owner, self.ttl_s))
 
 
 def _dead_here(owner: str) -> bool:

@@ -5,7 +5,7 @@ parameter); arguments are validated before the call, and any exception becomes a
 observation the model reads, never a crash of the loop. Whatever a tool returns or raises, the
 observation is bounded (MAX_OUTPUT_CHARS, results nested at most MAX_RESULT_DEPTH deep) and
 valid Unicode (a lone surrogate, as `surrogateescape` decoding leaves, is shown escaped).
-`async def` tools are awaited by `Agent.arun`; `Agent.run` refuses them.
+`async def` tools are awaited by `AsyncAgent.arun`; `Agent.run` refuses them.
 
 >>> def find_hotels(city: str, max_price: int = 200) -> list[str]:
 ...     '''Hotels in a city under a nightly price.'''
@@ -96,7 +96,7 @@ class Tool:
 
     @property
     def is_async(self) -> bool:
-        """An `async def` tool: only `Agent.arun` can await it."""
+        """An `async def` tool: only `AsyncAgent.arun` can await it."""
         return inspect.iscoroutinefunction(self.fn)
 
     def call(self, arguments: dict[str, Any]) -> ToolResult:

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from flowstate.errors import UsageError
+
 if TYPE_CHECKING:
     from flowstate.llm.client import LiteLLMClient
 
@@ -62,8 +64,12 @@ class ScriptedModel:
     """A named script: a fixed `sequence` of outputs, or a `policy` of the prompt.
 
     Create one with `ScriptedModel.sequence(...)` or `ScriptedModel.policy(...)`; either
-    registers it (replacing an older script of the same name) and installs the litellm
-    provider once.
+    registers it and installs the litellm provider once. A name names one script: registering
+    another under a name in use is a UsageError. Unregister with `unregister(name)`, or use
+    the model as a context manager:
+
+        with ScriptedModel.sequence("demo", [final]) as model:
+            ...                                   # unregistered when the block ends
     """
 
     name: str
@@ -85,6 +91,12 @@ class ScriptedModel:
     def policy(cls, name: str, fn: Callable[[list[Message]], Output]) -> ScriptedModel:
         """Answer every call with `fn(messages)`."""
         return register(cls(_check_name(name), _policy=fn))
+
+    def __enter__(self) -> ScriptedModel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        unregister(self.name, self)
 
     @property
     def model(self) -> str:
@@ -161,15 +173,30 @@ _registry_lock = threading.Lock()
 
 
 def register(model: ScriptedModel) -> ScriptedModel:
+    """Serve `model` under its name; UsageError when another script already has that name
+    (registering the same one again does nothing)."""
     with _registry_lock:
-        _registry[model.name] = model
+        held = _registry.setdefault(model.name, model)
+    if held is not model:
+        raise UsageError(
+            f"a scripted model named {model.name!r} is already registered; pick another name "
+            "or unregister it first"
+        )
     install_provider()
     return model
 
 
-def unregister(name: str) -> None:
+def unregister(name: str, model: ScriptedModel | None = None) -> None:
+    """Stop serving the script of that name (only if it is `model`, when given)."""
     with _registry_lock:
-        _registry.pop(name, None)
+        if model is None or _registry.get(name) is model:
+            _registry.pop(name, None)
+
+
+def registered() -> list[str]:
+    """The names of the scripts served now."""
+    with _registry_lock:
+        return sorted(_registry)
 
 
 def lookup(name: str) -> ScriptedModel:

@@ -1,7 +1,9 @@
 """The Persistent State Repository: FlowState's only package that talks to Neo4j."""
 
+from flowstate.store.async_connection import AsyncStore
+from flowstate.store.async_repository import AsyncRepository
 from flowstate.store.base import GraphCounts
 from flowstate.store.connection import Store
 from flowstate.store.repository import Repository
 
-__all__ = ["GraphCounts", "Repository", "Store"]
+__all__ = ["AsyncRepository", "AsyncStore", "GraphCounts", "Repository", "Store"]

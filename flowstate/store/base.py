@@ -1,17 +1,24 @@
-"""What every part of a namespace's repository shares: the store, the namespace, read-only.
+"""What every part of a namespace's repository shares: the store and the namespace's `Ops`.
 
 `Repository` (reads, commit, import) is built from `Writing` (the writer's lease, request
-seqs, drafts) and `Forgetting` (forget, retention, draft scrubbing), each on this base.
+seqs, drafts) and `Forgetting` (forget, retention, draft scrubbing), each on this base. What
+the agent needs is written once, as plans of `Ops` (`flowstate.store.ops`), which these sync
+methods run and `AsyncRepository` runs on the async driver.
 """
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from pydantic import BaseModel, ConfigDict
 
-from flowstate.errors import NotFoundError, ReadOnlyError
+from flowstate.errors import NotFoundError
 from flowstate.store.catalog import Q
-from flowstate.store.codec import check_namespace
-from flowstate.store.connection import Changes, Row, Store
+from flowstate.store.connection import Changes, Store
+from flowstate.store.ops import Ops
+from flowstate.store.plans import Plan, Row
+
+T = TypeVar("T")
 
 
 class GraphCounts(BaseModel):
@@ -32,8 +39,8 @@ class RepositoryBase:
 
     def __init__(self, store: Store, namespace: str, *, read_only: bool = False) -> None:
         self._store = store
-        self._namespace = check_namespace(namespace)
-        self._read_only = read_only
+        self.ops = Ops(namespace, read_only=read_only)
+        self._namespace = self.ops.namespace
 
     @property
     def namespace(self) -> str:
@@ -41,7 +48,11 @@ class RepositoryBase:
 
     @property
     def read_only(self) -> bool:
-        return self._read_only
+        return self.ops.read_only
+
+    def run(self, plan: Plan[T]) -> T:
+        """Execute a plan of `self.ops` (or one composed of them) on the sync driver."""
+        return self._store.run(plan)
 
     def _read(self, name: Q, **params: object) -> list[Row]:
         return self._store.read(name, {"namespace": self._namespace, **params})
@@ -50,9 +61,7 @@ class RepositoryBase:
         return self._store.write(name, {"namespace": self._namespace, **params})
 
     def _writable(self, action: str) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"cannot {action}: namespace {self._namespace!r} is open read-only")
+        self.ops.writable(action)
 
     def _not_found(self, missing: list[str]) -> NotFoundError:
-        # Name only the caller's own ids; never hint whether they exist in another namespace.
-        return NotFoundError(f"not found in namespace {self._namespace!r}: {', '.join(missing)}")
+        return self.ops.not_found(missing)

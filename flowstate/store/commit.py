@@ -1,8 +1,9 @@
 """Writing one RequestBundle inside a transaction (used by commit and by JSON Lines import).
 
-The whole bundle is one statement (`commit_bundle.cypher`) of batched UNWIND parts; any check
-of what it reports that fails raises, and the caller's transaction rolls back, so a failed
-commit leaves nothing of the request behind.
+Written as transaction work (`flowstate.store.plans`), so the sync and the async store run the
+same code. The whole bundle is one statement (`commit_bundle.cypher`) of batched UNWIND parts;
+any check of what it reports that fails raises, and the caller's transaction rolls back, so a
+failed commit leaves nothing of the request behind.
 """
 
 from __future__ import annotations
@@ -11,16 +12,16 @@ from flowstate.errors import NotFoundError, StoreError, ValidationFailed
 from flowstate.models import RequestBundle, ids
 from flowstate.store.catalog import Q
 from flowstate.store.codec import to_props
-from flowstate.store.connection import Tx
+from flowstate.store.plans import Stmt, TxWork
 
 
-def write_bundle(tx: Tx, namespace: str, bundle: RequestBundle) -> None:
+def write_bundle(namespace: str, bundle: RequestBundle) -> TxWork[None]:
     """Create the request, its states, observations, relations, evidence and decisions; drop
     its draft. One statement, so one round trip; what it reports is checked afterwards."""
     request = bundle.request
     rid = request.id
     _check_order(bundle)
-    [row] = tx.run(
+    [row] = yield Stmt(
         Q.COMMIT_BUNDLE,
         {
             "namespace": namespace,

@@ -1,9 +1,11 @@
-"""The connection to Neo4j: one driver, named queries, and neo4j errors mapped to ours.
+"""The sync connection to Neo4j: one driver, named queries, and neo4j errors mapped to ours.
 
     with Store.connect(Neo4jSettings()) as store:
         repo = Repository(store, "demo")
 
-Nothing here knows the graph's meaning; `Repository` does.
+`Store.run` executes plans (`flowstate.store.plans`), which `AsyncStore` executes on the async
+driver too; the error mapping and driver options here serve both. Nothing here knows the
+graph's meaning; `Repository` and `Ops` do.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from flowstate.errors import StoreError, StoreUnavailable, ValidationFailed
 from flowstate.settings import Neo4jSettings
 from flowstate.store import schema
 from flowstate.store.catalog import Q, query
+from flowstate.store.plans import Op, Plan, Read, Row, Statement, Transaction, TxWork, Write, drive
 
 T = TypeVar("T")
-Row = dict[str, Any]
 
 
 @dataclass
@@ -55,6 +57,10 @@ class Tx:
         self.changes.add(result.consume().counters)
         return rows
 
+    def drive(self, work: TxWork[T]) -> T:
+        """Run transaction work written as a generator (`flowstate.store.plans`) in this one."""
+        return drive(work, lambda stmt: self.run(stmt.name, stmt.params))
+
 
 class Store:
     """Owns the neo4j driver. Build it with `Store.connect`; close it (or use `with`)."""
@@ -66,30 +72,22 @@ class Store:
     @classmethod
     def connect(cls, settings: Neo4jSettings, *, ensure_schema: bool = True) -> Store:
         """Open a driver, check the database answers, and apply the schema (idempotent)."""
-        with _mapped_errors(settings):
-            try:
-                driver = neo4j.GraphDatabase.driver(
-                    settings.uri,
-                    auth=settings.auth(),
-                    user_agent=f"flowstate/{__version__}",
-                    max_transaction_retry_time=settings.retry_time_s,
-                    connection_timeout=settings.connect_timeout_s,
-                    # "property does not exist yet" on a fresh database is noise, not news.
-                    notifications_disabled_classifications=[
-                        neo4j.NotificationDisabledClassification.UNRECOGNIZED
-                    ],
-                )
-            except ValueError as e:
-                raise StoreError(f"invalid Neo4j URI {settings.uri!r}: {e}") from e
+        with mapped_errors(settings), invalid_uri(settings):
+            driver = neo4j.GraphDatabase.driver(settings.uri, **driver_options(settings))
         store = cls(driver, settings)
         try:
             store.verify()
             if ensure_schema:
-                schema.ensure(store)
+                store.run(schema.ensure())
         except BaseException:
             store.close()
             raise
         return store
+
+    @property
+    def settings(self) -> Neo4jSettings:
+        """What the store was opened with (e.g. to open an `AsyncStore` on the same server)."""
+        return self._settings
 
     @property
     def uri(self) -> str:
@@ -102,7 +100,7 @@ class Store:
     def verify(self) -> None:
         """Raise StoreUnavailable/StoreError unless the configured database answers."""
         # verify_connectivity fails fast; a query alone would be retried for up to 30 s.
-        with _mapped_errors(self._settings):
+        with mapped_errors(self._settings):
             self._driver.verify_connectivity()
         self.read(Q.PING, {})
 
@@ -114,6 +112,22 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def run(self, plan: Plan[T]) -> T:
+        """Execute a plan (`flowstate.store.plans`); errors are thrown into it at its `yield`."""
+        return drive(plan, self._perform)
+
+    def _perform(self, op: Op) -> Any:
+        if isinstance(op, Read):
+            return self.read(op.name, op.params)
+        if isinstance(op, Write):
+            return self.write(op.name, op.params)[0]
+        if isinstance(op, Statement):
+            return self._execute(op.text, {}, neo4j.RoutingControl.WRITE)[0]
+        if isinstance(op, Transaction):
+            work = op.work
+            return self.transaction(lambda tx: tx.drive(work()))
+        raise TypeError(f"unknown store operation {op!r}")
 
     def read(self, name: Q, params: Mapping[str, Any]) -> list[Row]:
         """Run a read query (routed to readers) and return its rows as dicts."""
@@ -132,16 +146,12 @@ class Store:
         """
         changes = Changes()
         with (
-            _mapped_errors(self._settings),
+            mapped_errors(self._settings),
             self._driver.session(database=self.database) as session,
         ):
             summary = session.run(query(name), dict(params)).consume()
         changes.add(summary.counters)
         return changes
-
-    def run_statement(self, text: str) -> None:
-        """Run one statement of a multi-statement catalog file (the schema)."""
-        self._execute(text, {}, neo4j.RoutingControl.WRITE)
 
     def transaction(self, work: Callable[[Tx], T]) -> T:
         """Run `work` in one write transaction: any exception it raises rolls everything back.
@@ -149,7 +159,7 @@ class Store:
         The driver may retry `work` on transient failures, so it must only touch the database.
         """
         with (
-            _mapped_errors(self._settings),
+            mapped_errors(self._settings),
             self._driver.session(database=self.database) as session,
         ):
             return session.execute_write(lambda tx: work(Tx(tx)))
@@ -157,7 +167,7 @@ class Store:
     def _execute(
         self, text: str, params: Mapping[str, Any], routing: neo4j.RoutingControl
     ) -> tuple[list[Row], Changes]:
-        with _mapped_errors(self._settings):
+        with mapped_errors(self._settings):
             result = self._driver.execute_query(
                 text, dict(params), routing_=routing, database_=self.database
             )
@@ -166,8 +176,30 @@ class Store:
         return [record.data() for record in result.records], changes
 
 
+def driver_options(settings: Neo4jSettings) -> dict[str, Any]:
+    """What both drivers, sync and async, are opened with."""
+    return {
+        "auth": settings.auth(),
+        "user_agent": f"flowstate/{__version__}",
+        "max_transaction_retry_time": settings.retry_time_s,
+        "connection_timeout": settings.connect_timeout_s,
+        # "property does not exist yet" on a fresh database is noise, not news.
+        "notifications_disabled_classifications": [
+            neo4j.NotificationDisabledClassification.UNRECOGNIZED
+        ],
+    }
+
+
 @contextmanager
-def _mapped_errors(settings: Neo4jSettings) -> Iterator[None]:
+def invalid_uri(settings: Neo4jSettings) -> Iterator[None]:
+    try:
+        yield
+    except ValueError as e:
+        raise StoreError(f"invalid Neo4j URI {settings.uri!r}: {e}") from e
+
+
+@contextmanager
+def mapped_errors(settings: Neo4jSettings) -> Iterator[None]:
     """Turn neo4j driver errors into FlowState's, keeping the cause chained."""
     uri, db = settings.uri, settings.database
     try:

@@ -106,4 +106,5 @@ class Forgetting(Writing):
         for row in tx.run(Q.DRAFTS, {"namespace": self._namespace}):
             scrubbed = drafts.scrub(row["payload"], gone)
             if scrubbed is not None:
-                self._save(tx, row["request_id"], scrubbed)
+                params = {"request_id": row["request_id"], "payload": scrubbed}
+                tx.run(Q.SAVE_DRAFT, {"namespace": self._namespace, **params})

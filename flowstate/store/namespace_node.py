@@ -23,7 +23,8 @@ from pydantic import BaseModel, ConfigDict
 
 from flowstate.errors import NamespaceBusy, ValidationFailed
 from flowstate.store.catalog import Q
-from flowstate.store.connection import Row, Store, Tx
+from flowstate.store.connection import Store
+from flowstate.store.plans import Row, Stmt, TxWork
 
 DEFAULT_LEASE_S = 60  # how long a writer's lease lasts unless renewed (it is, every step)
 MAX_LEASE_S = 86_400
@@ -82,10 +83,10 @@ def lease_of(row: Row) -> Lease | None:
     return Lease(owner=row["owner"], expires=row["expires"].to_native())
 
 
-def hold(tx: Tx, namespace: str, owner: str, ttl_s: int) -> None:
-    """Take or renew `owner`'s lease inside `tx`; NamespaceBusy (rolling `tx` back) if another
-    live writer holds it."""
-    [row] = tx.run(Q.ACQUIRE_LEASE, {"namespace": namespace, "owner": owner, "ttl_s": ttl_s})
+def hold(namespace: str, owner: str, ttl_s: int) -> TxWork[None]:
+    """Take or renew `owner`'s lease inside a transaction; NamespaceBusy (rolling it back) if
+    another live writer holds it."""
+    [row] = yield Stmt(Q.ACQUIRE_LEASE, {"namespace": namespace, "owner": owner, "ttl_s": ttl_s})
     if not row["acquired"]:
         raise busy(namespace, Lease(owner=row["owner"], expires=row["expires"].to_native()))
 

@@ -7,28 +7,23 @@
     repo.provenance("r3.booking")   # the states, evidence and requests it rests on
 
 Every query receives `$namespace` and matches on it in the Cypher itself, so an id of another
-namespace is simply not found, and error messages name only what the caller passed.
+namespace is simply not found, and error messages name only what the caller passed. What the
+agent needs runs a plan of `flowstate.store.ops` (shared with `AsyncRepository`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import TypeVar
-
-from pydantic import BaseModel
 
 from flowstate.errors import ValidationFailed
 from flowstate.models import (
-    EVIDENCE,
     ActionDecision,
     Evidence,
     IndexRequest,
     IndexState,
     Observation,
     Relation,
-    RelationType,
-    RelationView,
     Request,
     RequestBundle,
     RevealedState,
@@ -39,34 +34,15 @@ from flowstate.models.views import Edge, Provenance
 from flowstate.store import export
 from flowstate.store.base import GraphCounts
 from flowstate.store.catalog import Q
-from flowstate.store.codec import (
-    Record,
-    check_id,
-    from_props,
-    kind_of,
-    revalidate,
-    shown,
-    unique,
-)
+from flowstate.store.codec import Record, check_id, from_props, shown
 from flowstate.store.commit import write_bundle
-from flowstate.store.connection import Row, Tx
+from flowstate.store.connection import Tx
 from flowstate.store.forgetting import Forgetting
-from flowstate.store.namespace_node import (
-    DEFAULT_LEASE_S,
-    hold,
-)
+from flowstate.store.namespace_node import DEFAULT_LEASE_S
+from flowstate.store.ops import NO_END, STATE_TYPES
+from flowstate.store.plans import Row
 
-R = TypeVar("R", bound=BaseModel)
-_NO_END = 2**62  # "up to the latest request" for index_generation's $to_seq
 MAX_PROVENANCE_DEPTH = 20  # the literal bound of provenance.cypher's path pattern
-_STATE_TYPES = [t.value for t in RelationType]
-_REVEAL_TYPES = [*_STATE_TYPES, EVIDENCE]
-_MODELS: dict[str, type[Record]] = {
-    "request": Request,
-    "state": StateNode,
-    "observation": Observation,
-    "decision": ActionDecision,
-}
 
 
 class Repository(Forgetting):
@@ -82,66 +58,37 @@ class Repository(Forgetting):
     def index(self, from_seq: int = 1, to_seq: int | None = None) -> list[IndexRequest]:
         """The Historical State Index: ids, categories and summaries, from `from_seq` on
         (up to `to_seq` included, when given)."""
-        return self._index(from_seq, _NO_END if to_seq is None else to_seq)
+        return self.run(self.ops.index(from_seq, NO_END if to_seq is None else to_seq))
 
     def index_heads(self) -> list[IndexRequest]:
         """Every committed request's index entry without its state lines (`states` empty,
         `state_count` set): cheap at any size."""
-        return [IndexRequest(states=[], **row) for row in self._read(Q.INDEX_HEADS)]
+        return self.run(self.ops.index_heads())
 
     def request_states(self, request_id: str) -> list[IndexState]:
         """The index lines of one request's states (for a collapsed index entry)."""
-        seq = int(check_id("request", request_id)[1:])
-        found = self._index(seq, seq)
-        if not found:
-            raise self._not_found([request_id])
-        return found[0].states
+        return self.run(self.ops.request_states(request_id))
 
     def reveal(self, state_ids: Sequence[str]) -> list[RevealedState]:
         """Full records of past states with their relations, closed at the far end."""
-        wanted = unique(check_id("state", i) for i in state_ids)
-        rows = self._read(Q.REVEAL_STATES, ids=wanted, types=_REVEAL_TYPES)
-        found = {}
-        for row in rows:
-            state = from_props(StateNode, row["state"])
-            views = sorted(
-                (RelationView.model_validate(r) for r in row["relations"]),
-                key=lambda v: (v.type, v.direction, v.other),
-            )
-            found[state.id] = RevealedState(state=state, relations=views)
-        return [found[i] for i in self._all_found(wanted, found)]
+        return self.run(self.ops.reveal(state_ids))
 
     def expand(self, any_ids: Sequence[str]) -> list[Record]:
         """Full records for a mix of request, state, observation and decision ids, in the order
         asked."""
-        wanted = unique(any_ids)
-        by_kind: dict[str, list[str]] = {kind: [] for kind in _MODELS}
-        for value in wanted:
-            by_kind[kind_of(value)].append(value)
-        rows = self._read(
-            Q.EXPAND_IDS,
-            request_ids=by_kind["request"],
-            state_ids=by_kind["state"],
-            observation_ids=by_kind["observation"],
-            decision_ids=by_kind["decision"],
-        )
-        found: dict[str, Record] = {}
-        for row in rows:
-            record = from_props(_MODELS[row["kind"]], row["props"])
-            found[record.id] = record
-        return [found[i] for i in self._all_found(wanted, found)]
+        return self.run(self.ops.expand(any_ids))
 
     def get_request(self, request_id: str) -> Request:
-        return self._get(Request, check_id("request", request_id))
+        return self.run(self.ops.get(Request, "request", request_id))
 
     def get_state(self, state_id: str) -> StateNode:
-        return self._get(StateNode, check_id("state", state_id))
+        return self.run(self.ops.get(StateNode, "state", state_id))
 
     def get_observation(self, observation_id: str) -> Observation:
-        return self._get(Observation, check_id("observation", observation_id))
+        return self.run(self.ops.get(Observation, "observation", observation_id))
 
     def get_decision(self, decision_id: str) -> ActionDecision:
-        return self._get(ActionDecision, check_id("decision", decision_id))
+        return self.run(self.ops.get(ActionDecision, "decision", decision_id))
 
     def decisions(self, request_id: str | None = None) -> list[ActionDecision]:
         """The action decisions of the namespace, or of one request, in request and step order."""
@@ -177,8 +124,7 @@ class Repository(Forgetting):
 
     def load_draft(self) -> tuple[str, str] | None:
         """The in-flight request's `(request_id, payload)`, if one was saved."""
-        rows = self._read(Q.LOAD_DRAFT)
-        return (rows[0]["request_id"], rows[0]["payload"]) if rows else None
+        return self.run(self.ops.load_draft())
 
     def counts(self) -> GraphCounts:
         """Nodes and relationships the namespace holds, drafts included."""
@@ -187,7 +133,7 @@ class Repository(Forgetting):
 
     def bundles(self) -> list[RequestBundle]:
         """Every committed request with what it produced, oldest first."""
-        return [_bundle(row) for row in self._read(Q.EXPORT_BUNDLES, types=_STATE_TYPES)]
+        return [_bundle(row) for row in self._read(Q.EXPORT_BUNDLES, types=STATE_TYPES)]
 
     def export_jsonl(self) -> Iterator[str]:
         """The namespace as JSON Lines (see `flowstate.store.export`), newline-terminated."""
@@ -202,20 +148,7 @@ class Repository(Forgetting):
 
         With `owner`, the commit happens only while `owner` holds the writer lease.
         """
-        self._writable("commit")
-        bundle = revalidate(bundle)
-        if bundle.request.namespace != self._namespace:
-            raise ValidationFailed(
-                f"bundle of {bundle.request.id} belongs to namespace {bundle.request.namespace!r}, "
-                f"not {self._namespace!r}"
-            )
-
-        def work(tx: Tx) -> None:
-            if owner is not None:
-                hold(tx, self._namespace, owner, lease_s)
-            write_bundle(tx, self._namespace, bundle)
-
-        self._store.transaction(work)
+        self.run(self.ops.commit(bundle, owner=owner, lease_s=lease_s))
 
     def import_jsonl(self, lines: Iterable[str]) -> GraphCounts:
         """Load an export into this (empty) namespace in one transaction; returns what was created.
@@ -244,30 +177,13 @@ class Repository(Forgetting):
             tx.run(Q.TOUCH_NAMESPACE, {"namespace": self._namespace})  # live agents reload
             counter = tx.changes.nodes_created  # the counter node is not memory
             for bundle in bundles:
-                write_bundle(tx, self._namespace, bundle)
+                tx.drive(write_bundle(self._namespace, bundle))
             return GraphCounts(
                 nodes=tx.changes.nodes_created - counter,
                 relationships=tx.changes.relationships_created,
             )
 
         return self._store.transaction(work)
-
-    # --- helpers ----------------------------------------------------------------------------
-
-    def _index(self, from_seq: int, to_seq: int) -> list[IndexRequest]:
-        rows = self._read(Q.INDEX_GENERATION, from_seq=from_seq, to_seq=to_seq)
-        return [IndexRequest.model_validate(row) for row in rows]
-
-    def _get(self, cls: type[R], record_id: str) -> R:
-        [record] = self.expand([record_id])
-        assert isinstance(record, cls)
-        return record
-
-    def _all_found(self, wanted: list[str], found: Mapping[str, object]) -> list[str]:
-        missing = [i for i in wanted if i not in found]
-        if missing:
-            raise self._not_found(missing)
-        return wanted
 
 
 def _bundle(row: Row) -> RequestBundle:

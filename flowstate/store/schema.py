@@ -6,18 +6,14 @@ statement uses IF NOT EXISTS, so applying it at each connect is safe.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from flowstate.store.catalog import Q, statements
-
-if TYPE_CHECKING:
-    from flowstate.store.connection import Store
+from flowstate.store.plans import Plan, Statement, Write
 
 INDEX_TIMEOUT_S = 300
 
 
-def ensure(store: Store, *, timeout_s: int = INDEX_TIMEOUT_S) -> None:
-    """Create missing constraints and indexes, then wait until all are online."""
+def ensure(*, timeout_s: int = INDEX_TIMEOUT_S) -> Plan[None]:
+    """Create missing constraints and indexes, then wait until all are online (a plan)."""
     for statement in statements(Q.SCHEMA):
-        store.run_statement(statement)
-    store.write(Q.AWAIT_INDEXES, {"timeout_s": timeout_s})
+        yield Statement(statement)
+    yield Write(Q.AWAIT_INDEXES, {"timeout_s": timeout_s})

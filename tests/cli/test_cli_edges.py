@@ -3,6 +3,7 @@ content, retention ranges, forgetting drafts, and one writer per namespace."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -36,13 +37,18 @@ def repo(neo4j_settings: Neo4jSettings, namespace: str) -> Iterator[Repository]:
         repo.forget_namespace()
 
 
+_SCRIPTS = itertools.count(1)
+
+
 def _errors(done: Result) -> list[str]:
     return [line for line in done.stderr.splitlines() if line.startswith("Error: ")]
 
 
 def _script(namespace: str, *outputs: dict) -> str:
-    ScriptedModel.sequence(f"cli-{namespace}", list(outputs))
-    return f"flowstate-scripted/cli-{namespace}"
+    """A script under a name of its own (a test may need several); unregistered by the
+    `scripted_models` fixture when the test ends."""
+    model = ScriptedModel.sequence(f"cli-{namespace}-{next(_SCRIPTS)}", list(outputs))
+    return model.model
 
 
 def _interrupt(cli, namespace: str) -> str:  # noqa: ANN001
@@ -68,7 +74,7 @@ def test_an_interrupted_run_is_shown_then_resumed(cli, namespace: str, repo: Rep
     assert "I have a cat" in shown.stdout
     data = json.loads(cli("pending", "-N", namespace, "--json").stdout)
     assert data["pending"]["states"] == ["r1.pet"] and data["writer"] is None
-    _script(namespace, {"action": {"type": "final", "answer": "Noted, Miso."}})
+    model = _script(namespace, {"action": {"type": "final", "answer": "Noted, Miso."}})
     resumed = cli("resume", "-N", namespace, "-m", model, "--json")
     assert resumed.exit_code == 0, resumed.output
     assert json.loads(resumed.stdout)["answer"] == "Noted, Miso."
@@ -89,7 +95,7 @@ def test_an_interrupted_run_is_discarded_and_its_id_not_reused(
     done = cli("discard", "-N", namespace, "--yes")
     assert done.exit_code == 0 and "Discarded request r1" in done.stdout
     assert repo.load_draft() is None
-    _script(namespace, {"action": {"type": "final", "answer": "ok"}})
+    model = _script(namespace, {"action": {"type": "final", "answer": "ok"}})
     fresh = cli("run", "again", "-N", namespace, "-m", model, "--json")
     assert json.loads(fresh.stdout)["request_id"] == "r2"
     assert cli("discard", "-N", namespace, "--yes").exit_code == 2  # nothing to discard

@@ -4,6 +4,7 @@ must not trust the code under test."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
@@ -25,7 +26,8 @@ from flowstate.models import (
     Usage,
 )
 from flowstate.settings import Neo4jSettings
-from flowstate.store import Repository, Store
+from flowstate.store import AsyncStore, Repository, Store
+from tests.neo4j.engine_helpers import Shell
 
 T0 = datetime(2025, 3, 1, 9, 30, 0, 123456, tzinfo=UTC)
 
@@ -60,10 +62,27 @@ def other_repo(store: Store, namespace: str) -> Iterator[Repository]:
     repo.forget_namespace()
 
 
+@pytest.fixture(scope="session")
+def async_shell(neo4j_settings: Neo4jSettings) -> Iterator[Shell]:
+    """The async shell: one event loop for the session, and an AsyncStore (the async neo4j
+    driver) opened on it, which the async agents of every test share."""
+    loop = asyncio.new_event_loop()
+    astore = loop.run_until_complete(AsyncStore.connect(neo4j_settings))
+    try:
+        yield Shell("async", loop, astore)
+    finally:
+        loop.run_until_complete(astore.close())
+        loop.close()
+
+
 @pytest.fixture(params=["sync", "async"])
-def shell(request: pytest.FixtureRequest) -> str:
-    """The agent's shell an engine test drives: both pass the same tests."""
-    return str(request.param)
+def shell(request: pytest.FixtureRequest) -> Shell:
+    """The agent's shell an engine test drives: both pass the same tests. The async one
+    runs on the async driver end to end (`AsyncFlowState`, `AsyncAgent`)."""
+    if request.param == "sync":
+        return Shell("sync")
+    shell: Shell = request.getfixturevalue("async_shell")
+    return shell
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import sys
 
 from flowstate import FlowState, ScriptedModel
 from flowstate.settings import Neo4jSettings
-from flowstate.store import Repository
+from flowstate.store.ops import Ops
 
 
 def main(uri: str, namespace: str, mode: str = "tool") -> None:
@@ -59,7 +59,7 @@ def main(uri: str, namespace: str, mode: str = "tool") -> None:
         ],
     )
     if mode == "commit":
-        Repository.commit = lambda self, bundle, **lease: os._exit(17)  # type: ignore[method-assign]
+        Ops.commit = lambda self, bundle, **lease: os._exit(17)  # type: ignore[method-assign]
     fs = FlowState.connect(settings=Neo4jSettings(uri=uri), namespace=namespace)
     fs.agent(model.client(), tools=[lookup, die]).run("Plan Porto")
     sys.exit("the request should not have finished")

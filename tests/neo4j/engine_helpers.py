@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from typing import Any
+import itertools
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from flowstate import AgentConfig, FlowState, ScriptedModel, StoreUnavailable
+from flowstate import AgentConfig, AsyncFlowState, FlowState, ScriptedModel, StoreUnavailable
 from flowstate.engine.agent import Agent
-from flowstate.store import Store
+from flowstate.engine.async_agent import AsyncAgent
+from flowstate.store import AsyncStore, Store
+from flowstate.store.plans import Plan
+
+T = TypeVar("T")
+_SCRIPTS = itertools.count(1)
 
 
 def add(
@@ -42,18 +49,36 @@ def step(
     return {"delta": list(delta), "access": list(access), "action": action}
 
 
-SHELLS = ("sync", "async")
+@dataclass(frozen=True)
+class Shell:
+    """Which agent shell a test drives. The async one brings its event loop and the
+    `AsyncStore` opened on it (see the `shell` fixture)."""
+
+    name: str
+    loop: asyncio.AbstractEventLoop | None = None
+    store: AsyncStore | None = None
+
+    @property
+    def is_async(self) -> bool:
+        return self.loop is not None
+
+    def wait(self, work: Coroutine[Any, Any, T]) -> T:
+        assert self.loop is not None
+        return self.loop.run_until_complete(work)
+
+
+SYNC = Shell("sync")
 
 
 class ShellAgent:
-    """An Agent driven through one of its two shells: `run`, `resume` and `discard` go
-    through the sync methods or through `arun` / `aresume` / `adiscard`; everything else is
-    the agent's own. The engine tests take the shell as a parameter, so both shells pass the
-    same behavioural tests."""
+    """An agent driven through one of its two shells: `run`, `resume`, `discard` and
+    `pending` go to an `Agent`, or to an `AsyncAgent`'s `arun` / `aresume` / `adiscard` /
+    `apending`; everything else is the agent's own. The engine tests take the shell as a
+    parameter, so both shells pass the same behavioural tests."""
 
-    def __init__(self, agent: Agent, shell: str) -> None:
+    def __init__(self, agent: Agent | AsyncAgent, shell: Shell) -> None:
         object.__setattr__(self, "_agent", agent)
-        object.__setattr__(self, "_async", shell == "async")
+        object.__setattr__(self, "_shell", shell)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._agent, name)
@@ -61,38 +86,57 @@ class ShellAgent:
     def __setattr__(self, name: str, value: Any) -> None:
         setattr(self._agent, name, value)
 
+    def _call(self, name: str, *args: Any) -> Any:
+        if self._shell.is_async:
+            return self._shell.wait(getattr(self._agent, f"a{name}")(*args))
+        return getattr(self._agent, name)(*args)
+
     def run(self, text: str) -> Any:
-        return asyncio.run(self._agent.arun(text)) if self._async else self._agent.run(text)
+        return self._call("run", text)
 
     def resume(self) -> Any:
-        return asyncio.run(self._agent.aresume()) if self._async else self._agent.resume()
+        return self._call("resume")
 
     def discard(self) -> str | None:
-        return asyncio.run(self._agent.adiscard()) if self._async else self._agent.discard()
+        return self._call("discard")
+
+    def pending(self) -> str | None:
+        return self._call("pending")
 
 
 class Harness:
     """One FlowState namespace plus scripted agents, each script named uniquely, driven
     through the sync or the async shell."""
 
-    def __init__(self, store: Store, namespace: str, shell: str = "sync") -> None:
-        self.fs = FlowState(store, namespace)
+    def __init__(
+        self, store: Store, namespace: str, shell: Shell = SYNC, *, read_only: bool = False
+    ) -> None:
+        self.fs = FlowState(store, namespace, read_only=read_only)
+        self.afs = (
+            AsyncFlowState(shell.store, namespace, read_only=read_only)
+            if shell.store is not None
+            else None
+        )
         self.namespace = namespace
         self.shell = shell
-        self._n = 0
 
     def agent(
         self, outputs: Sequence[Any] | Callable, tools: Sequence[Any] = (), **config: Any
     ) -> tuple[Any, ScriptedModel]:
-        self._n += 1
-        name = f"{self.namespace}-{self._n}"
+        # Unique across harnesses too: several may share a namespace, a name one script.
+        name = f"{self.namespace}-{next(_SCRIPTS)}"
         model = (
             ScriptedModel.policy(name, outputs)
             if callable(outputs)
             else ScriptedModel.sequence(name, outputs)
         )
-        agent = self.fs.agent(model.client(), tools=tools, config=AgentConfig(**config))
-        return ShellAgent(agent, self.shell), model
+        return self.wrap(model.client(), tools=tools, config=AgentConfig(**config)), model
+
+    def wrap(self, model: Any, **options: Any) -> ShellAgent:
+        """An agent of this harness's shell over `model` (`fs.agent` / `await afs.agent`)."""
+        if self.afs is None:
+            return ShellAgent(self.fs.agent(model, **options), self.shell)
+        return ShellAgent(self.shell.wait(self.afs.agent(model, **options)), self.shell)
 
     def run(
         self,
@@ -118,15 +162,17 @@ def section(prompt: str, title: str) -> str:
     return rest[: min(ends)] if ends else rest
 
 
-def fail_save(agent: Agent, nth: int) -> None:
+def fail_save(agent: Any, nth: int) -> None:
     """Make the agent's `nth` draft save fail as if Neo4j went away (the first save is the
-    request's start; the second precedes its first tool call)."""
-    real_save, saves = agent.repo.save_draft, []
+    request's start; the second precedes its first tool call). The plan both shells run is
+    replaced, so the sync and the async agent fail at the same point."""
+    ops = agent.repo.ops
+    real_save, saves = ops.save_draft, []
 
-    def failing(request_id: str, payload: str, **lease: Any) -> None:
+    def failing(request_id: str, payload: str, **lease: Any) -> Plan[None]:
         saves.append(request_id)
         if len(saves) == nth:
             raise StoreUnavailable("Neo4j went away")
-        real_save(request_id, payload, **lease)
+        return real_save(request_id, payload, **lease)
 
-    agent.repo.save_draft = failing  # type: ignore[method-assign]
+    ops.save_draft = failing

@@ -12,7 +12,7 @@ from flowstate import Outcome, StoreUnavailable
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
 from tests.neo4j.conftest import Raw
-from tests.neo4j.engine_helpers import Harness, add, fail_save, final, step, tool
+from tests.neo4j.engine_helpers import Harness, Shell, add, fail_save, final, step, tool
 
 pytestmark = pytest.mark.neo4j
 
@@ -31,7 +31,7 @@ def _crash(neo4j_settings: Neo4jSettings, namespace: str, mode: str = "tool") ->
 
 
 def test_nothing_is_committed_and_the_request_resumes(
-    shell: str,
+    shell: Shell,
     neo4j_settings: Neo4jSettings,
     store: Store,
     namespace: str,
@@ -60,13 +60,13 @@ def test_nothing_is_committed_and_the_request_resumes(
 
 
 def test_a_crash_in_the_final_commit_resumes_to_that_commit_without_a_model_call(
-    neo4j_settings: Neo4jSettings, store: Store, namespace: str, repo: Repository
+    shell: Shell, neo4j_settings: Neo4jSettings, store: Store, namespace: str, repo: Repository
 ) -> None:
     """Killed as the final commit starts: the draft already says how the request ended, so
     resume() commits the final answer and that step's states; the model is not asked again."""
     _crash(neo4j_settings, namespace, "commit")
     assert repo.history() == []
-    h = Harness(store, namespace)
+    h = Harness(store, namespace, shell)
     agent, model = h.agent([])  # any call to the model would fail the test
     assert agent.pending() == "r1"
     result = agent.resume()
@@ -84,7 +84,7 @@ def test_a_crash_in_the_final_commit_resumes_to_that_commit_without_a_model_call
 
 
 def test_an_interrupted_request_can_be_discarded(
-    shell: str, neo4j_settings: Neo4jSettings, store: Store, namespace: str, repo: Repository
+    shell: Shell, neo4j_settings: Neo4jSettings, store: Store, namespace: str, repo: Repository
 ) -> None:
     _crash(neo4j_settings, namespace)
     h = Harness(store, namespace, shell)
@@ -97,22 +97,22 @@ def test_an_interrupted_request_can_be_discarded(
 
 
 def test_a_lost_commit_acknowledgement_is_not_committed_twice(
-    shell: str, store: Store, namespace: str, repo: Repository
+    shell: Shell, store: Store, namespace: str, repo: Repository
 ) -> None:
     """The commit lands but its acknowledgement is lost: resume() finds it and returns the
     answer without a second commit and without asking the model again."""
     h = Harness(store, namespace, shell)
     agent, model = h.agent([step([add("fact")], action=final("ok", "one fact"))])
-    real_commit = agent.repo.commit
+    real_commit = agent.repo.ops.commit
 
     def commit_then_lose_the_ack(bundle, **lease):  # noqa: ANN001, ANN003, ANN202
-        real_commit(bundle, **lease)
+        yield from real_commit(bundle, **lease)
         raise StoreUnavailable("the connection dropped while a commit was in flight")
 
-    agent.repo.commit = commit_then_lose_the_ack  # type: ignore[method-assign]
+    agent.repo.ops.commit = commit_then_lose_the_ack  # the plan both shells run
     with pytest.raises(StoreUnavailable):
         agent.run("remember one fact")
-    del agent.repo.commit  # back to the real method
+    del agent.repo.ops.commit  # back to the real plan
     result = agent.resume()
     assert (result.answer, result.outcome) == ("ok", Outcome.ANSWERED)
     assert len(model.calls) == 1
@@ -121,7 +121,7 @@ def test_a_lost_commit_acknowledgement_is_not_committed_twice(
 
 
 def test_a_step_cut_before_its_tool_ran_is_finished_on_resume(
-    shell: str, store: Store, namespace: str, repo: Repository
+    shell: Shell, store: Store, namespace: str, repo: Repository
 ) -> None:
     """The write-ahead save before a tool call fails: the call has not run. resume() runs it
     once and goes on, instead of dropping it."""

@@ -14,13 +14,13 @@ from flowstate.models import Category
 from flowstate.models.records import utcnow
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
-from tests.neo4j.engine_helpers import Harness, add, final, step, tool, user_prompt
+from tests.neo4j.engine_helpers import Harness, Shell, add, final, step, tool, user_prompt
 
 pytestmark = pytest.mark.neo4j
 
 
 @pytest.fixture
-def h(store: Store, namespace: str, repo: Repository, shell: str) -> Harness:
+def h(store: Store, namespace: str, repo: Repository, shell: Shell) -> Harness:
     return Harness(store, namespace, shell)
 
 
@@ -134,7 +134,7 @@ def test_a_commit_cut_then_a_forget_resumes_without_a_loop_or_a_model_call(
     it commits what is valid at once; before, every resume() failed with NotFound."""
     _seed(h)
     agent, model, _ = _booking_request(h, lambda: None)
-    real_commit = agent.repo.commit
+    real_commit = agent.repo.ops.commit
     attempts: list[int] = []
 
     def cut_once(bundle, **lease):  # noqa: ANN001, ANN202
@@ -143,7 +143,7 @@ def test_a_commit_cut_then_a_forget_resumes_without_a_loop_or_a_model_call(
             raise StoreUnavailable("Neo4j went away during the commit")
         return real_commit(bundle, **lease)
 
-    agent.repo.commit = cut_once  # type: ignore[method-assign]
+    agent.repo.ops.commit = cut_once  # the plan both shells run
     with pytest.raises(StoreUnavailable):
         agent.run("book")
     other.forget_state("r1.city")
@@ -168,7 +168,7 @@ def test_a_draft_reloaded_after_a_forget_commits_without_a_model_call(
     def crash(bundle, **lease):  # noqa: ANN001, ANN202
         raise StoreUnavailable("the process is about to die")
 
-    agent.repo.commit = crash  # type: ignore[method-assign]
+    agent.repo.ops.commit = crash
     with pytest.raises(StoreUnavailable):
         agent.run("book")
     other.forget_state("r1.budget")
@@ -208,16 +208,16 @@ def test_a_lost_acknowledgement_of_a_commit_that_dropped_still_reports_the_drops
 ) -> None:
     _seed(h)
     agent, model, _ = _booking_request(h, lambda: other.forget_state("r1.budget"))
-    real_commit = agent.repo.commit
+    real_commit = agent.repo.ops.commit
 
     def commit_then_lose_the_ack(bundle, **lease):  # noqa: ANN001, ANN202
-        real_commit(bundle, **lease)  # NotFound first; the retry without r1.budget lands
+        yield from real_commit(bundle, **lease)  # NotFound first; the retry without r1.budget
         raise StoreUnavailable("the acknowledgement was lost")
 
-    agent.repo.commit = commit_then_lose_the_ack  # type: ignore[method-assign]
+    agent.repo.ops.commit = commit_then_lose_the_ack
     with pytest.raises(StoreUnavailable):
         agent.run("book")
-    del agent.repo.commit
+    del agent.repo.ops.commit
     result = agent.resume()
     assert len(model.calls) == 3 and [r.id for r in repo.history()] == ["r1", "r2"]
     assert len(result.dropped) == 2 and result.dropped == repo.get_request("r2").dropped

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from flowstate import Approval, Outcome, ScriptedModel, Tool
 from flowstate.store import Repository, Store
-from tests.neo4j.engine_helpers import Harness, add, final, section, step, tool, user_prompt
+from tests.neo4j.engine_helpers import Harness, Shell, add, final, section, step, tool, user_prompt
 
 pytestmark = pytest.mark.neo4j
 
 
 @pytest.fixture
-def h(store: Store, namespace: str, repo: Repository, shell: str) -> Harness:
+def h(store: Store, namespace: str, repo: Repository, shell: Shell) -> Harness:
     return Harness(store, namespace, shell)
 
 
@@ -291,13 +289,6 @@ def test_index_budget_collapses_the_oldest_and_a_collapsed_request_opens(h: Harn
     assert "content of fact_2" in section(user_prompt(model, 2), "Revealed past states")
 
 
-def test_async_run_goes_through_the_same_loop(h: Harness, repo: Repository) -> None:
-    agent, _ = h.agent([step([add("a")], action=final("async ok"))])
-    result = asyncio.run(agent.arun("async please"))
-    assert result.answer == "async ok"
-    assert [s.id for s in repo.bundles()[0].states] == ["r1.a"]
-
-
 def test_consequential_tools_need_cites_and_approval(h: Harness) -> None:
     booked: list[str] = []
 
@@ -322,7 +313,7 @@ def test_consequential_tools_need_cites_and_approval(h: Harness) -> None:
             step(action=final()),
         ],
     )
-    agent = h.fs.agent(model.client(), tools=[guarded], approve=approver)
+    agent = h.wrap(model.client(), tools=[guarded], approve=approver)
     agent.run("book it")
     assert "book is consequential: cite the states it relies on" in user_prompt(model, 1)
     assert "book was denied by the approver" in user_prompt(model, 2)

@@ -15,7 +15,7 @@ from flowstate import ModelError, NamespaceBusy, Outcome
 from flowstate.models import Category
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
-from tests.neo4j.engine_helpers import Harness, add, final, step, tool, user_prompt
+from tests.neo4j.engine_helpers import Harness, Shell, add, final, step, tool, user_prompt
 
 pytestmark = pytest.mark.neo4j
 
@@ -23,8 +23,8 @@ WORKER = Path(__file__).with_name("writer_worker.py")
 
 
 @pytest.fixture
-def h(store: Store, namespace: str, repo: Repository) -> Harness:
-    return Harness(store, namespace)
+def h(store: Store, namespace: str, repo: Repository, shell: Shell) -> Harness:
+    return Harness(store, namespace, shell)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from flowstate import StoreUnavailable, Tool
 from flowstate.safety.redaction import builtin_redactor
 from flowstate.store import Repository, Store
 from tests.neo4j.conftest import Raw
-from tests.neo4j.engine_helpers import Harness, add, final, step, tool
+from tests.neo4j.engine_helpers import Harness, Shell, add, final, step, tool
 
 pytestmark = pytest.mark.neo4j
 
@@ -38,7 +38,7 @@ def _leaks(raw: Raw, namespace: str) -> list[str]:
 
 
 def test_a_card_in_tool_call_arguments_never_reaches_the_draft(
-    store: Store, namespace: str, repo: Repository, raw: Raw
+    shell: Shell, store: Store, namespace: str, repo: Repository, raw: Raw
 ) -> None:
     seen: list[str] = []
 
@@ -58,25 +58,26 @@ def test_a_card_in_tool_call_arguments_never_reaches_the_draft(
             return step(action={**tool("charge", card=FORMS[2], email=EMAIL), "cites": ["r1.pay"]})
         return step(action=final(f"Charged {CARD}", f"charged {CARD}"))
 
-    h = Harness(store, namespace)
+    h = Harness(store, namespace, shell)
     agent, model = h.agent(policy, tools=[Tool.from_function(charge, consequential=True)])
     agent.redact = builtin_redactor()
     agent.approve = lambda _asked: True
-    real_commit, real_save = agent.repo.commit, agent.repo.save_draft
 
-    def save_and_read_back(request_id, payload, **lease):  # noqa: ANN001, ANN202
-        real_save(request_id, payload, **lease)
+    real_save = agent.repo.ops.save_draft
+
+    def save_and_read_back(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        yield from real_save(*args, **kwargs)
         seen.append(_raw_draft(raw, namespace))  # what landed in Neo4j
 
     def cut(bundle, **lease):  # noqa: ANN001, ANN202
         raise StoreUnavailable("the commit was cut")
 
-    agent.repo.save_draft = save_and_read_back  # type: ignore[method-assign]
-    agent.repo.commit = cut  # type: ignore[method-assign]
+    agent.repo.ops.save_draft = save_and_read_back
+    agent.repo.ops.commit = cut
     with pytest.raises(StoreUnavailable):
         agent.run(f"Charge my card {CARD} and mail {EMAIL}")
-    # the start, after steps 1-3, the write-ahead save before the call, after step 4, and the
-    # finish (how the request ended, saved before the commit)
+    # the start, after steps 1-3 (each saved while the next model call ran), the write-ahead
+    # save before the call, after step 4, and the finish (how it ended, before the commit)
     assert len(seen) == 7
     seen = seen[1:]
     for payload in seen:
@@ -90,7 +91,7 @@ def test_a_card_in_tool_call_arguments_never_reaches_the_draft(
     assert '"pending_call":null' in seen[4] and "charge({" in seen[4]
     assert '"answer":"Charged [card ****1111]"' in seen[5]  # the finish, kept for resume
     assert _leaks(raw, namespace) == []
-    agent.repo.commit, agent.repo.save_draft = real_commit, real_save  # type: ignore[method-assign]
+    del agent.repo.ops.commit, agent.repo.ops.save_draft  # back to the real plans
     result = agent.resume()
     assert result.answer == f"Charged {CARD}"  # this process's own view, kept in memory
     assert repo.get_request("r1").answer == "Charged [card ****1111]"

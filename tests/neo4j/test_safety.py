@@ -14,7 +14,7 @@ from flowstate.safety.redaction import builtin_redactor
 from flowstate.safety.retention import RetentionPolicy
 from flowstate.store import Repository, Store
 from tests.neo4j.conftest import Factory, Raw
-from tests.neo4j.engine_helpers import Harness, add, final, step, tool, user_prompt
+from tests.neo4j.engine_helpers import Harness, Shell, add, final, step, tool, user_prompt
 
 pytestmark = pytest.mark.neo4j
 
@@ -22,7 +22,7 @@ CARD, EMAIL = "4111 1111 1111 1111", "ana.silva@example.org"
 
 
 def test_redaction_masks_what_is_persisted_draft_included(
-    shell: str, store: Store, namespace: str, repo: Repository, raw: Raw
+    shell: Shell, store: Store, namespace: str, repo: Repository, raw: Raw
 ) -> None:
     drafts: list[str] = []
 
@@ -65,19 +65,19 @@ def test_redaction_masks_what_is_persisted_draft_included(
 
 
 def test_a_read_only_namespace_can_be_read_but_not_written(
-    store: Store, namespace: str, repo: Repository
+    shell: Shell, store: Store, namespace: str, repo: Repository
 ) -> None:
     Harness(store, namespace).run([step([add("fact")], action=final())])
     counts = repo.counts()
     ro = FlowState(store, namespace, read_only=True)
     assert "r1.fact" in ro.index().text
     assert ro.reveal(["r1.fact"])[0].state.content == "content of fact"
-    agent = ro.agent(Harness(store, namespace).agent([final()])[1].client())
+    agent, model = Harness(store, namespace, shell, read_only=True).agent([final()])
     with pytest.raises(ReadOnlyError):
         agent.run("write something")
     with pytest.raises(ReadOnlyError):
         ro.repository.forget_namespace()
-    assert repo.counts() == counts
+    assert repo.counts() == counts and model.calls == []
 
 
 def test_retention_expires_old_kinds_and_keeps_the_rest(
@@ -114,7 +114,7 @@ def test_retention_expires_old_kinds_and_keeps_the_rest(
 
 
 def test_guarded_calls_are_recorded_with_their_cited_states(
-    shell: str, store: Store, namespace: str, repo: Repository
+    shell: Shell, store: Store, namespace: str, repo: Repository
 ) -> None:
     booked: list[str] = []
 

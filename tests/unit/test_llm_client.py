@@ -144,6 +144,10 @@ def test_unknown_script_name() -> None:
 def test_many_named_scripts_and_idempotent_registration() -> None:
     a = ScriptedModel.sequence("alpha", [{"action": {"type": "final", "answer": "a"}}])
     b = ScriptedModel.policy("beta", lambda _: {"action": {"type": "final", "answer": "b"}})
+    with pytest.raises(UsageError, match="a scripted model named 'alpha' is already registered"):
+        ScriptedModel.sequence("alpha", [{"action": {"type": "final", "answer": "a2"}}])
+    assert flowstate.llm.scripted.register(a) is a  # the same script again: nothing changes
+    flowstate.llm.scripted.unregister("alpha")
     again = ScriptedModel.sequence("alpha", [{"action": {"type": "final", "answer": "a2"}}])
     flowstate.llm.scripted.install_provider()
     entries = [e for e in litellm.custom_provider_map if e["provider"] == PROVIDER]
@@ -155,9 +159,20 @@ def test_many_named_scripts_and_idempotent_registration() -> None:
         return value.action.answer
 
     assert answer(b) == "b"
-    assert answer(again) == "a2"  # the newer script of that name replaced the older one
+    assert answer(again) == "a2"  # the name was freed, then taken by the newer script
     assert a.calls == []
     assert answer(b) == "b"
+
+
+def test_a_scripted_model_used_as_a_context_manager_frees_its_name() -> None:
+    with ScriptedModel.sequence("scoped", [FINAL]) as model:
+        assert "scoped" in flowstate.llm.scripted.registered()
+        assert model.client().complete(ASK, StepOutput).ok
+    assert "scoped" not in flowstate.llm.scripted.registered()
+    with ScriptedModel.sequence("scoped", [FINAL]) as other:
+        assert other is not model
+        flowstate.llm.scripted.unregister("scoped", model)  # not the one served: kept
+        assert "scoped" in flowstate.llm.scripted.registered()
 
 
 def test_provider_is_reinstalled_if_the_map_was_reset(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,5 +23,6 @@ def test_all_is_sorted_and_unique() -> None:
 
 
 def test_the_entry_points_of_the_readme_are_exported() -> None:
-    for name in ("FlowState", "Agent", "AgentConfig", "Tool", "ScriptedModel", "RunResult"):
+    readme = ("FlowState", "Agent", "AgentConfig", "Tool", "ScriptedModel", "RunResult")
+    for name in (*readme, "AsyncFlowState", "AsyncAgent", "Transcript"):
         assert name in flowstate.__all__

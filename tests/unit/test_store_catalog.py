@@ -117,4 +117,10 @@ def test_no_query_formats_labels_or_values_into_text():
 
 
 def test_store_public_api():
-    assert store_pkg.__all__ == ["GraphCounts", "Repository", "Store"]
+    assert store_pkg.__all__ == [
+        "AsyncRepository",
+        "AsyncStore",
+        "GraphCounts",
+        "Repository",
+        "Store",
+    ]

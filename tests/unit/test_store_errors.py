@@ -7,7 +7,7 @@ from neo4j import exceptions as neo
 
 from flowstate.errors import StoreError, StoreUnavailable, UsageError, ValidationFailed
 from flowstate.settings import Neo4jSettings
-from flowstate.store.connection import _mapped_errors
+from flowstate.store.connection import mapped_errors
 
 SETTINGS = Neo4jSettings(uri="neo4j+s://example.invalid", user="agent")
 
@@ -30,7 +30,7 @@ SETTINGS = Neo4jSettings(uri="neo4j+s://example.invalid", user="agent")
     ids=["unavailable", "expired", "auth", "forbidden", "constraint", "transient", "config"],
 )
 def test_driver_errors_are_mapped(raised, expected, words):
-    with pytest.raises(expected) as info, _mapped_errors(SETTINGS):
+    with pytest.raises(expected) as info, mapped_errors(SETTINGS):
         raise raised
     assert info.value.__cause__ is raised
     for word in words:
@@ -38,11 +38,11 @@ def test_driver_errors_are_mapped(raised, expected, words):
 
 
 def test_a_store_failure_is_not_a_usage_error():
-    with pytest.raises(StoreError) as info, _mapped_errors(SETTINGS):
+    with pytest.raises(StoreError) as info, mapped_errors(SETTINGS):
         raise neo.ServiceUnavailable("gone")
     assert not isinstance(info.value, UsageError)
 
 
 def test_other_exceptions_pass_through():
-    with pytest.raises(KeyError), _mapped_errors(SETTINGS):
+    with pytest.raises(KeyError), mapped_errors(SETTINGS):
         raise KeyError("ours")

@@ -17,6 +17,7 @@ from flowstate.store import Repository, Store
 from flowstate_bench.fault_edges import HOSTILE_CALLS, hostile_tool_set
 from tests.neo4j.engine_helpers import (
     Harness,
+    Shell,
     add,
     fail_save,
     final,
@@ -100,7 +101,8 @@ def test_an_approver_that_raises_is_a_recorded_denial(h: Harness, repo: Reposito
     assert decision.reason in user_prompt(model, 1)
 
 
-def _hostile_run(h: Harness, run_async: bool):  # noqa: ANN202
+def _hostile_run(h: Harness):  # noqa: ANN202
+    run_async = h.shell.is_async
     calls = [*HOSTILE_CALLS, *([tool("later", city="Porto")] if run_async else [])]
     # every observation is cited, so the commit keeps them all
     script = [step(action=calls[0])]
@@ -110,15 +112,15 @@ def _hostile_run(h: Harness, run_async: bool):  # noqa: ANN202
     tools = [t for t in hostile_tool_set() if run_async or not t.is_async]
     agent, model = h.agent(script, tools=tools)
     with pytest.raises(ModelError):  # the model fails after the hostile calls: a draft is left
-        asyncio.run(agent.arun("hostile")) if run_async else agent.run("hostile")
+        agent.run("hostile")
     return agent, model, len(calls)
 
 
-@pytest.mark.parametrize("run_async", [False, True], ids=["run", "arun"])
 def test_hostile_tool_results_become_bounded_observations_and_resume_is_honest(
-    h: Harness, repo: Repository, store: Store, run_async: bool
+    shell: Shell, repo: Repository, store: Store
 ) -> None:
-    _, model, n = _hostile_run(h, run_async)
+    h = Harness(store, repo.namespace, shell)
+    _, model, n = _hostile_run(h)
     prompts = [c.messages[-1]["content"] for c in model.calls if c.reply is not None]
     assert all(len(p) < 60_000 for p in prompts)  # nothing hostile is shown in full
     assert "caf\\udce9 \\udcff\\udcfe" in prompts[1]
@@ -138,7 +140,7 @@ def test_hostile_tool_results_become_bounded_observations_and_resume_is_honest(
     assert outputs["huge"].endswith("[truncated: 300,000 characters in all]")
     assert outputs["loud"].startswith("ValueError: eee")
     assert outputs["loud"].endswith("[truncated: 250,012 characters in all]")
-    if run_async:
+    if shell.is_async:
         assert outputs["later"] == "Porto \\udcff later"
 
 
@@ -212,8 +214,9 @@ def test_rejections_quoting_hostile_input_are_bounded(h: Harness) -> None:
 
 
 def test_aresume_finishes_an_async_step_cut_before_its_tool_ran(
-    h: Harness, repo: Repository
+    async_shell: Shell, store: Store, repo: Repository
 ) -> None:
+    h = Harness(store, repo.namespace, async_shell)
     runs: list[str] = []
 
     async def fetch(city: str) -> str:
@@ -231,8 +234,8 @@ def test_aresume_finishes_an_async_step_cut_before_its_tool_ran(
     )
     fail_save(agent, 2)  # the write-ahead save before the call
     with pytest.raises(StoreUnavailable):
-        asyncio.run(agent.arun("hotels in Porto"))
+        agent.run("hotels in Porto")  # arun: the harness drives the async shell
     assert runs == []
-    result = asyncio.run(agent.aresume())
+    result = agent.resume()  # aresume
     assert runs == ["Porto"] and len(model.calls) == 2 and result.answer == "3 hotels"
     assert [o.output for o in repo.bundles()[0].observations] == ["Porto: 3 hotels"]

@@ -1,0 +1,108 @@
+"""The library's front door for asyncio: every Neo4j call on the async driver.
+
+    async with await AsyncFlowState.connect("bolt://127.0.0.1:7687", namespace="trip") as fs:
+        agent = await fs.agent(model="gpt-4o-mini", tools=[search_hotels])
+        result = await agent.arun("Find us a hotel in Lisbon under 150 EUR")
+        print((await fs.index()).text)
+
+Nothing here blocks the event loop on Neo4j: connecting, loading the index, every request's
+reads, draft saves, commits and the writer lease are awaited. Forgetting, retention, export
+and import are sync-only (`FlowState`), as are the CLI's memory commands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Self
+
+from flowstate.api import as_tools, connection_settings, model_client
+from flowstate.engine.agent_core import Approver
+from flowstate.engine.async_agent import AsyncAgent
+from flowstate.engine.index import HistoricalIndex, RenderedIndex
+from flowstate.engine.step import AgentConfig
+from flowstate.engine.tools import Tool
+from flowstate.llm.client import ModelClient
+from flowstate.models.views import RevealedState
+from flowstate.safety.redaction import Redactor
+from flowstate.settings import Neo4jSettings
+from flowstate.store import AsyncRepository, AsyncStore
+
+
+class AsyncFlowState:
+    """One namespace's memory in Neo4j for asyncio, and the async agents that use it."""
+
+    def __init__(self, store: AsyncStore, namespace: str, *, read_only: bool = False) -> None:
+        """Over an `AsyncStore` the caller owns: `close()` leaves it open."""
+        self.store = store
+        self.repository = AsyncRepository(store, namespace, read_only=read_only)
+        self._owns_store = False
+
+    @classmethod
+    async def connect(
+        cls,
+        uri: str | None = None,
+        namespace: str = "default",
+        *,
+        user: str | None = None,
+        password: str | None = None,
+        database: str | None = None,
+        read_only: bool = False,
+        settings: Neo4jSettings | None = None,
+    ) -> Self:
+        """`FlowState.connect` on the async driver (same arguments, no retention: run
+        `FlowState.apply_retention` where that is wanted)."""
+        wanted = connection_settings(uri, user, password, database, settings)
+        store = await AsyncStore.connect(wanted)
+        try:
+            fs = cls(store, namespace, read_only=read_only)
+        except BaseException:
+            await store.close()  # a bad namespace must not leak the driver
+            raise
+        fs._owns_store = True
+        return fs
+
+    @property
+    def namespace(self) -> str:
+        return self.repository.namespace
+
+    async def agent(
+        self,
+        model: str | ModelClient,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        *,
+        config: AgentConfig | None = None,
+        approve: Approver | None = None,
+        redact: Redactor | None = None,
+        **model_kwargs: Any,
+    ) -> AsyncAgent:
+        """An async agent over this memory, its index loaded; arguments as `FlowState.agent`.
+        `approve` may be `async def` (awaited) or a plain function (run in a thread)."""
+        client = model_client(model, model_kwargs)
+        agent = AsyncAgent(
+            self.repository, client, as_tools(tools), config, approve=approve, redact=redact
+        )
+        await agent.refresh_index()
+        return agent
+
+    async def index(
+        self, budget_tokens: int | None = None, model: str | None = None
+    ) -> RenderedIndex:
+        """The Historical State Index exactly as an agent's prompt would show it."""
+        budget = budget_tokens or AgentConfig().index_budget_tokens
+        plan = HistoricalIndex.loading(self.repository.ops, budget, model)
+        return (await self.repository.run(plan)).render()
+
+    async def reveal(self, ids: Sequence[str]) -> list[RevealedState]:
+        """Past states with full content and their relations (type and other end's id only)."""
+        return await self.repository.reveal(ids)
+
+    async def close(self) -> None:
+        """Close the connection `connect` opened; a store passed in stays open."""
+        if self._owns_store:
+            await self.store.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

@@ -1,0 +1,280 @@
+"""What the sync and the async agent share, without I/O: the tools, the index, and the Neo4j
+work of each driver command as a plan (`flowstate.store.plans`).
+
+A shell runs these plans on its own repository, `repo.run(plan)` or `await repo.run(plan)`,
+so beginning a request, refreshing the index, saving a draft, revealing, committing and
+discarding are written once for both shells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, Generic, Protocol, TypeVar
+
+from flowstate.engine.driver import (
+    CheckCommitted,
+    Command,
+    Commit,
+    FindMissing,
+    Reveal,
+    Revealed,
+    SaveDraft,
+    Start,
+    StepDriver,
+)
+from flowstate.engine.index import HistoricalIndex
+from flowstate.engine.prompt import Message
+from flowstate.engine.step import AgentConfig, Approval, StepLogic
+from flowstate.engine.tools import Tool
+from flowstate.errors import NotFoundError, StoreError, UsageError
+from flowstate.llm.client import Completion, ModelClient
+from flowstate.models import ids
+from flowstate.models.active import ActiveState
+from flowstate.models.records import (
+    MAX_REQUEST_TEXT_CHARS,
+    Observation,
+    Relation,
+    Request,
+    is_unicode,
+)
+from flowstate.models.step import StepOutput
+from flowstate.safety.redaction import Redactor
+from flowstate.store.namespace_node import Stamp, writer_id
+from flowstate.store.ops import Ops
+from flowstate.store.plans import Plan
+
+Approver = Callable[[Approval], Any]  # returns True to approve (or an awaitable of it, async)
+CallHook = Callable[[list[Message], str], None]  # the messages of one model call, its reply
+
+
+class HasOps(Protocol):
+    """A repository of either kind: what its plans are made of."""
+
+    ops: Ops
+
+
+R = TypeVar("R", bound=HasOps)
+
+
+class AgentCore(Generic[R]):
+    """One namespace (its repository, sync or async), one model, a set of tools; the shells
+    add the I/O."""
+
+    def __init__(
+        self,
+        repo: R,
+        model: ModelClient,
+        tools: Iterable[Tool] = (),
+        config: AgentConfig | None = None,
+        approve: Approver | None = None,
+        redact: Redactor[Any] | None = None,
+    ) -> None:
+        self.repo = repo
+        self.ops = repo.ops
+        self.model = model
+        self.redact = redact
+        self.config = config or AgentConfig()
+        self.logic = StepLogic(list(tools), self.config)
+        self.approve = approve
+        # Called after every step, the final one too (after its commit), e.g. for progress.
+        self.on_step: Callable[[ActiveState], None] | None = None
+        # Called after every model call with its messages and the reply's text (for
+        # transcripts and token accounting); None keeps nothing.
+        self.on_call: CallHook | None = None
+        # One writer per namespace: this agent's name in the lease (host:pid:tag).
+        self.writer = writer_id()
+        # The request in flight when the database failed: resume() continues from it, so a
+        # step that could not be saved is not lost with the connection.
+        self._inflight: ActiveState | None = None
+        # The model's reply to the call whose write-behind draft save failed: resume() saves
+        # the draft, then acts on this reply instead of asking the model again.
+        self.unsaved_reply: Completion[StepOutput] | None = None
+        self.index = HistoricalIndex((), self.config.index_budget_tokens, self._model_name)
+        self._stamp: Stamp | None = None  # None: the index was never loaded
+        self._last_seq = 0
+
+    @property
+    def approve(self) -> Approver | None:
+        """Decides consequential calls (True approves); with none they are denied."""
+        return self._approve
+
+    @approve.setter
+    def approve(self, approve: Approver | None) -> None:
+        self._approve = approve
+        self.logic.has_approver = approve is not None
+
+    @property
+    def _model_name(self) -> str | None:
+        name = getattr(self.model, "model", None)
+        return name if isinstance(name, str) else None
+
+    # -- plans the shells run -----------------------------------------------------------------
+
+    def begin_plan(self, text: str) -> Plan[ActiveState]:
+        """Check a new request and give it the next id."""
+        _check_text(text)
+        interrupted = yield from self.ops.load_draft()
+        if interrupted:
+            raise UsageError(
+                f"request {interrupted[0]} of namespace {self.ops.namespace!r} was interrupted; "
+                "resume() or discard() it first"
+            )
+        yield from self.refresh_plan()
+        seq = yield from self.ops.allocate_request_seq()  # never handed out again
+        return ActiveState(
+            namespace=self.ops.namespace, request_id=ids.request_id(seq), seq=seq, text=text
+        )
+
+    def refresh_plan(self, relations: Iterable[Relation] = ()) -> Plan[None]:
+        """Append requests committed since the last look (ours or another process's); load
+        the index when something was forgotten or expired meanwhile (the stamp changed), or
+        the first time. The stamp is read first: a later forget is never missed."""
+        stamp = yield from self.ops.stamp()
+        if stamp != self._stamp:
+            budget = self.config.index_budget_tokens
+            index = yield from HistoricalIndex.loading(self.ops, budget, self._model_name)
+            self.adopt(index, stamp)
+            return
+        new = yield from self.ops.index(from_seq=self._last_seq + 1)
+        rels = list(relations)
+        for entry in new:
+            self.index.apply_commit(entry, rels)
+            self._last_seq = max(self._last_seq, entry.seq)
+
+    def adopt(self, index: HistoricalIndex, stamp: Stamp) -> None:
+        """Use `index`, as loaded when the namespace had `stamp`."""
+        self.index, self._stamp = index, stamp
+        self._last_seq = max((r.seq for r in index.requests), default=0)
+
+    def discard_plan(self) -> Plan[str | None]:
+        """Drop the interrupted request's draft; its id, or None when there was none."""
+        draft = yield from self.ops.load_draft()
+        if draft is None:
+            return None
+        yield from self.ops.discard_draft(draft[0])
+        self._inflight = self.unsaved_reply = None
+        return draft[0]
+
+    def store_plan(self, command: Command) -> Plan[Any]:
+        """The Neo4j work of one driver command; what it returns is sent to the driver."""
+        if isinstance(command, SaveDraft):
+            lease_s = self.config.lease_seconds
+            yield from self.ops.save_draft(
+                command.request_id, command.payload, owner=self.writer, lease_s=lease_s
+            )
+            return None
+        if isinstance(command, Reveal):
+            return (yield from self._reveal(command))
+        if isinstance(command, Commit):
+            try:
+                # One transaction; it also deletes the draft. Only while this agent holds the lease.
+                bundle, lease_s = command.bundle, self.config.lease_seconds
+                yield from self.ops.commit(bundle, owner=self.writer, lease_s=lease_s)
+            except NotFoundError as refused:
+                return refused
+            return None
+        if isinstance(command, FindMissing):
+            _, missing = yield from _each(self.ops.reveal, sorted(command.state_ids))
+            return set(missing)
+        if isinstance(command, CheckCommitted):
+            # The request as committed, when a retried commit already landed (its
+            # acknowledgement was lost); else None.
+            try:
+                return (yield from self.ops.get(Request, "request", command.request_id))
+            except NotFoundError:
+                return None
+        raise TypeError(f"unknown driver command {command!r}")
+
+    def _reveal(self, command: Reveal) -> Plan[Revealed]:
+        states, missing = yield from _each(self.ops.reveal, command.states)
+        requests, gone = yield from _each(self._request_lines, command.requests)
+        observations, lost = yield from _each(self.ops.expand, command.observations)
+        return Revealed(
+            states=states,
+            requests=dict(requests),
+            observations=[o for o in observations if isinstance(o, Observation)],
+            missing=[*missing, *gone, *lost],
+        )
+
+    def _request_lines(self, request_ids: list[str]) -> Plan[list[Any]]:
+        lines = []
+        for rid in request_ids:
+            lines.append((rid, (yield from self.ops.request_states(rid))))
+        return lines
+
+    # -- shared by the shells -----------------------------------------------------------------
+
+    def resumed(self, draft: tuple[str, str] | None) -> StepDriver:
+        """The driver that continues the interrupted request (this process's own Active State
+        when the database failed under it, else the saved draft)."""
+        inflight, self._inflight = self._inflight, None
+        if inflight is not None and (draft is None or draft[0] == inflight.request_id):
+            return self.driver(inflight, Start.INFLIGHT)  # newer than any draft it saved
+        self.unsaved_reply = None  # it answered the Active State dropped here
+        if draft is None:
+            raise UsageError(f"no interrupted request in namespace {self.ops.namespace!r}")
+        return self.driver(ActiveState.model_validate_json(draft[1]), Start.DRAFT)
+
+    def driver(self, active: ActiveState, start: Start) -> StepDriver:
+        return StepDriver(active, self.index.render(), self.logic, start=start, redact=self.redact)
+
+    @contextmanager
+    def keeping_inflight(self, driver: StepDriver) -> Iterator[None]:
+        """On a database failure, keep the driver's Active State for resume()."""
+        try:
+            yield
+        except StoreError:
+            self._inflight = driver.active
+            raise
+
+    @contextmanager
+    def keeping_reply(self, reply: Completion[StepOutput] | None) -> Iterator[None]:
+        """When the draft save inside fails, keep the model's `reply` for resume()."""
+        try:
+            yield
+        except StoreError:
+            self.unsaved_reply = reply
+            raise
+
+    def called(
+        self, messages: list[Message], completion: Completion[StepOutput]
+    ) -> Completion[StepOutput]:
+        if self.on_call is not None:
+            self.on_call(messages, completion.text)
+        return completion
+
+    def stepped(self, active: ActiveState) -> None:
+        if self.on_step is not None:
+            self.on_step(active)
+
+
+def _check_text(text: str) -> None:
+    if not text.strip():
+        raise UsageError("the request text is empty")
+    if not is_unicode(text):
+        raise UsageError(
+            "the request text contains a lone surrogate (an unpaired \\ud800-\\udfff): "
+            "send valid Unicode"
+        )
+    if len(text) > MAX_REQUEST_TEXT_CHARS:
+        limit = MAX_REQUEST_TEXT_CHARS
+        raise UsageError(f"the request has {len(text)} characters; at most {limit}")
+
+
+def _each(
+    fetch: Callable[[list[str]], Plan[list[Any]]], wanted: list[str]
+) -> Plan[tuple[list[Any], list[str]]]:
+    """`fetch(wanted)`, and when some id is not found, each one alone: (found, missing ids)."""
+    if not wanted:
+        return [], []
+    try:
+        return (yield from fetch(wanted)), []
+    except NotFoundError:
+        found, missing = [], []
+        for one in wanted:
+            try:
+                found += yield from fetch([one])
+            except NotFoundError:
+                missing.append(one)
+        return found, missing

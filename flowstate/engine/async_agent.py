@@ -1,0 +1,116 @@
+"""The async shell: every Neo4j operation on the async driver, the model, async tools and
+async approvers awaited, the writer lease renewed by an asyncio task.
+
+    agent = AsyncAgent(arepo, model, tools)     # no I/O: the index loads at the first request
+    result = await agent.arun("Find us a hotel in Lisbon")
+
+The store work is the same plans the sync `Agent` runs (`engine.agent_core`), awaited on an
+`AsyncRepository`. Only a sync tool or a sync approver goes to a thread: it may block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Iterable
+from typing import Any
+
+from flowstate.engine.agent_core import AgentCore
+from flowstate.engine.driver import (
+    Approve,
+    CallModel,
+    Command,
+    Done,
+    Progress,
+    RunResult,
+    RunTool,
+    Start,
+    StepDriver,
+    approver_outcome,
+)
+from flowstate.engine.lease import AsyncWriterLease
+from flowstate.llm.client import Completion
+from flowstate.models.records import Relation
+from flowstate.models.step import StepOutput
+from flowstate.store.async_repository import AsyncRepository
+
+
+class AsyncAgent(AgentCore[AsyncRepository]):
+    """`Agent` for asyncio, over an `AsyncRepository`: `AsyncAgent(repo, model, tools, config,
+    approve, redact)`. Build it with `await fs.agent(...)` of an `AsyncFlowState` (which loads
+    the index), or directly: that does no I/O, the index loads at the first request."""
+
+    async def arun(self, text: str) -> RunResult:
+        """Run one request to its end and commit what it created."""
+        async with self.lease():
+            active = await self.repo.run(self.begin_plan(text))
+            return await self._drive(self.driver(active, Start.NEW))
+
+    async def apending(self) -> str | None:
+        """The id of an interrupted request of this namespace, if there is one."""
+        draft = await self.repo.load_draft()
+        return draft[0] if draft else None
+
+    async def aresume(self) -> RunResult:
+        """Continue an interrupted request from its last saved step."""
+        async with self.lease():
+            return await self._drive(self.resumed(await self.repo.load_draft()))
+
+    async def adiscard(self) -> str | None:
+        """Drop an interrupted request; nothing of it was committed. Returns its id."""
+        async with self.lease():
+            return await self.repo.run(self.discard_plan())
+
+    async def refresh_index(self, relations: Iterable[Relation] = ()) -> None:
+        """Bring the index up to date (see `AgentCore.refresh_plan`)."""
+        await self.repo.run(self.refresh_plan(relations))
+
+    def lease(self) -> AsyncWriterLease:
+        """The namespace's writer lease for this agent (held while a request runs)."""
+        return AsyncWriterLease(self.repo, self.config.lease_seconds, self.writer)
+
+    async def _drive(self, driver: StepDriver) -> RunResult:
+        with self.keeping_inflight(driver):
+            command = driver.start()
+            while not isinstance(command, Done):
+                command = driver.send(await self._perform(command))
+        await self.refresh_index(command.bundle.relations)
+        return command.result
+
+    async def _perform(self, command: Command) -> Any:
+        if isinstance(command, CallModel):
+            return await self._call_model(command)
+        if isinstance(command, Approve):
+            assert self.approve is not None
+            if not inspect.iscoroutinefunction(self.approve):  # may block (a terminal prompt)
+                return await asyncio.to_thread(approver_outcome, self.approve, command.approval)
+            try:
+                return await self.approve(command.approval)
+            except Exception as e:  # an approver that fails denies; the request goes on
+                return e
+        if isinstance(command, RunTool):
+            if command.tool.is_async:
+                return await command.tool.acall(command.arguments)
+            return await asyncio.to_thread(command.tool.call, command.arguments)  # may block
+        if isinstance(command, Progress):
+            return self.stepped(command.active)
+        return await self.repo.run(self.store_plan(command))
+
+    async def _call_model(self, command: CallModel) -> Completion[StepOutput]:
+        """The model call, with the last step's draft saved meanwhile by a task (write-behind);
+        see `Agent._call_model`."""
+        reply, self.unsaved_reply = self.unsaved_reply, None
+        if reply is not None:  # asked before the database failed: never asked twice
+            with self.keeping_reply(reply):
+                if command.save is not None:
+                    await self.repo.run(self.store_plan(command.save))
+        elif command.save is None:
+            reply = await self.model.acomplete(command.messages, StepOutput)
+        else:
+            saving = asyncio.ensure_future(self.repo.run(self.store_plan(command.save)))
+            try:
+                reply = await self.model.acomplete(command.messages, StepOutput)
+            finally:
+                with self.keeping_reply(reply):
+                    await saving
+        return self.called(command.messages, reply)

@@ -1,0 +1,84 @@
+"""Store plans without a database: what they ask for, what they make of the answer, and how
+an executor's error reaches them."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from flowstate.errors import NamespaceBusy, NotFoundError, ReadOnlyError, StoreUnavailable
+from flowstate.store.catalog import Q
+from flowstate.store.ops import Ops
+from flowstate.store.plans import Plan, Read, Stmt, Transaction, adrive, drive
+
+
+def test_a_plan_asks_for_a_named_query_scoped_to_its_namespace() -> None:
+    asked: list[Any] = []
+
+    def perform(op: Any) -> Any:
+        asked.append(op)
+        return [{"request_id": "r3", "payload": "{}"}]
+
+    assert drive(Ops("trip").load_draft(), perform) == ("r3", "{}")
+    assert asked == [Read(Q.LOAD_DRAFT, {"namespace": "trip"})]
+
+
+def test_an_executor_error_is_thrown_into_the_plan_at_its_yield() -> None:
+    def plan() -> Plan[str]:
+        try:
+            yield Read(Q.PING, {})
+        except StoreUnavailable as e:
+            return f"caught: {e}"
+        return "not reached"
+
+    def down(op: Any) -> Any:
+        raise StoreUnavailable("gone")
+
+    async def adown(op: Any) -> Any:
+        raise StoreUnavailable("gone")
+
+    assert drive(plan(), down) == "caught: gone"
+    assert asyncio.run(adrive(plan(), adown)) == "caught: gone"
+
+
+def test_an_error_the_plan_does_not_catch_reaches_the_caller() -> None:
+    def missing(op: Any) -> Any:
+        return []  # no row for the ids asked
+
+    with pytest.raises(NotFoundError, match="not found in namespace 'trip': r1.a"):
+        drive(Ops("trip").reveal(["r1.a"]), missing)
+
+
+def test_a_read_only_namespace_refuses_a_write_before_asking_anything() -> None:
+    def nothing(op: Any) -> Any:
+        raise AssertionError(f"asked {op!r}")
+
+    with pytest.raises(ReadOnlyError, match="cannot start a request"):
+        drive(Ops("trip", read_only=True).allocate_request_seq(), nothing)
+
+
+def test_transaction_work_is_made_afresh_for_each_attempt() -> None:
+    """The driver retries a transaction on transient failures: each attempt gets a new
+    generator, so nothing of a failed attempt leaks into the next."""
+    [op] = list(Ops("trip").acquire_lease("me", 30))
+    assert isinstance(op, Transaction)
+    first, second = op.work(), op.work()
+    assert first is not second
+    assert (
+        next(first)
+        == next(second)
+        == Stmt(Q.ACQUIRE_LEASE, {"namespace": "trip", "owner": "me", "ttl_s": 30})
+    )
+    busy = {"acquired": False, "owner": "other", "expires": _Expires()}
+    with pytest.raises(NamespaceBusy, match="writer other holds its lease"):
+        first.send([busy])
+
+
+class _Expires:
+    """A neo4j DateTime stand-in: the lease row converts it with `to_native`."""
+
+    def to_native(self) -> datetime:
+        return datetime(2030, 1, 1, tzinfo=UTC)

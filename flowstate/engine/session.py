@@ -38,10 +38,10 @@ from flowstate.engine.driver import (
 from flowstate.engine.lease import WriterLease
 from flowstate.engine.step import AgentConfig, Approval
 from flowstate.engine.tools import Tool, ToolResult, bounded
-from flowstate.errors import FlowStateError, UsageError
+from flowstate.errors import FlowStateError, StoreError, UsageError
 from flowstate.llm.client import Completion, Message, T
 from flowstate.models.active import ActiveState
-from flowstate.models.records import Usage
+from flowstate.models.records import MAX_REQUEST_TEXT_CHARS, Usage
 from flowstate.models.step import StepOutput
 from flowstate.models.views import IndexState, RevealedState
 from flowstate.safety.redaction import Redactor
@@ -114,6 +114,10 @@ class Session:
         self._result: RunResult | None = None
         self._host_output: ToolResult | None = None
         self._saved: str | None = None  # the draft as last saved, so it is not saved again
+        self._discarded = False
+        # A stopped process's commit, finished when its draft was picked up: the host's retry
+        # of that commit gets its result instead of an error.
+        self._finished_on_pickup = False
 
     @classmethod
     def start(
@@ -160,6 +164,7 @@ class Session:
             active = ActiveState.model_validate_json(draft[1])
             session = cls(agent, active, approve, lease)
             session._run(session._driver(Start.DRAFT), None)
+            session._finished_on_pickup = session._result is not None
         except BaseException:
             lease.__exit__(None, None, None)
             raise
@@ -175,6 +180,11 @@ class Session:
     @property
     def request_id(self) -> str:
         return self.active.request_id
+
+    @property
+    def closed(self) -> bool:
+        """Committed or discarded: every further step is refused."""
+        return self._result is not None or self._discarded
 
     def index(self) -> str:
         """The Historical State Index, exactly as an agent's prompt shows it."""
@@ -231,8 +241,16 @@ class Session:
 
     def commit(self, answer: str, summary: str = "") -> RunResult:
         """End the request: commit its states, relations, cited observations and decisions in
-        one transaction."""
-        self._step({"action": {"type": "final", "answer": answer, "summary": summary}})
+        one transaction. When the database fails during the commit, the request's end is
+        kept: `commit` again commits that end (never twice)."""
+        if self._finished_on_pickup and self._result is not None:
+            return self._result  # a stopped process's commit, finished when it was picked up
+        if len(answer) > MAX_REQUEST_TEXT_CHARS:
+            raise UsageError(
+                f"the answer has {len(answer)} characters; at most {MAX_REQUEST_TEXT_CHARS}"
+            )
+        action = {"type": "final", "answer": answer, "summary": summary}
+        self._step({"action": action}, undo_on_failure=False)
         if self._result is None:
             raise UsageError("; ".join(self.active.rejections) or "the commit was refused")
         return self._result
@@ -241,7 +259,7 @@ class Session:
         """Drop the request; nothing of it is committed."""
         self._closed()
         self._release()
-        self._result = None
+        self._discarded = True
         return self._agent.discard()
 
     def _release(self) -> None:
@@ -261,9 +279,11 @@ class Session:
         action = {"type": "tool", "name": tool, "arguments": arguments, "cites": cites}
         self._step({"action": action})
 
-    def _step(self, raw: dict[str, Any]) -> None:
+    def _step(self, raw: dict[str, Any], *, undo_on_failure: bool = True) -> None:
         """One host step through a driver picked up from the Active State, run until the
-        driver asks for the next model call (or the request is done)."""
+        driver asks for the next model call (or the request is done). When the database
+        fails, the step is undone: an error means nothing of the call was applied, and the
+        host sends it again."""
         self._closed()
         try:
             out = StepOutput.model_validate(raw)
@@ -271,7 +291,13 @@ class Session:
             raise UsageError(f"invalid step: {describe(e)}") from e
         driver = self._driver(Start.INFLIGHT)
         completion = Completion(out.model_dump_json(), out, Usage())
-        self._run(driver, completion)
+        before = self.active.model_copy(deep=True)
+        try:
+            self._run(driver, completion)
+        except StoreError:
+            if undo_on_failure and self._result is None:
+                self.active = before
+            raise
 
     def _begin(self) -> None:
         self._run(self._driver(Start.NEW), None)
@@ -283,8 +309,6 @@ class Session:
         )
 
     def _run(self, driver: StepDriver, step: Completion[StepOutput] | None) -> None:
-        # On a StoreError the Active State stays here as it was: the next call picks the
-        # step up where the database cut it short, as an agent's resume() does.
         command = driver.start()
         while not isinstance(command, Done):
             if isinstance(command, CallModel):
@@ -318,6 +342,8 @@ class Session:
     def _closed(self) -> None:
         if self._result is not None:
             raise UsageError(f"request {self.request_id} is already committed")
+        if self._discarded:
+            raise UsageError(f"request {self.request_id} was discarded; begin a new one")
 
 
 def _leased_agent(

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from flowstate.engine.session import Session
 from flowstate.errors import UsageError
 from flowstate.store import Repository
+from flowstate.store.codec import check_id
 
 
 class OpenRequest:
@@ -29,6 +30,7 @@ class OpenRequest:
         self._session: Session | None = None
         self._touched = clock()
         self._orphan: tuple[str, float] | None = None  # a stopped server's draft, first seen
+        self._expired: dict[str, float] = {}  # request ids discarded for idling, and when
 
     def begin(self, text: str) -> Session:
         with self.lock:
@@ -38,15 +40,32 @@ class OpenRequest:
                     f"request {self._session.request_id} is open: memory_commit or "
                     "memory_discard it first (one request at a time per namespace)"
                 )
+            draft = self.repo.load_draft()
+            if draft is not None:  # left by a server that stopped
+                raise UsageError(
+                    f"request {draft[0]} was left open by a server that stopped: "
+                    f"memory_commit or memory_discard it (request_id {draft[0]}) first; any "
+                    "call with its id picks it up where it was"
+                )
             return self._keep(Session.start(self.repo, text))
 
     def get(self, request_id: str) -> Session:
         """The open session `request_id`, resumed from its draft when this process has none."""
+        check_id("request", request_id)
         with self.lock:
             self.expire()
             session = self._session
             if session is None:
-                session = self._keep(Session.resume(self.repo, request_id))
+                if request_id in self._expired:
+                    raise UsageError(
+                        f"request {request_id} was discarded after {self.ttl_s:g} s without a "
+                        "call (the server's --draft-ttl); nothing of it was committed: "
+                        "memory_begin again"
+                    )
+                session = Session.resume(self.repo, request_id)
+                if session.closed:  # its commit, cut by the stop, was finished on pick-up
+                    return session
+                self._keep(session)
             elif session.request_id != request_id:
                 raise UsageError(
                     f"request {request_id} is not open; the open request is {session.request_id}"
@@ -60,7 +79,7 @@ class OpenRequest:
             return self._session
 
     def close(self, request_id: str) -> None:
-        """Forget the session after its commit or discard."""
+        """Forget the session after its commit or discard (or a failed step that closed it)."""
         with self.lock:
             if self._session is not None and self._session.request_id == request_id:
                 self._session = None
@@ -70,10 +89,13 @@ class OpenRequest:
         of a stopped server counts as touched when this one first saw it."""
         with self.lock:
             now = self._clock()
+            if self._session is not None and self._session.closed:
+                self._session = None  # committed or discarded by a call that then failed
             if self._session is not None:
                 if now - self._touched < self.ttl_s:
                     return None
                 session, self._session = self._session, None
+                self._expired[session.request_id] = now
                 return session.discard()
             draft = self.repo.load_draft() if not self.repo.read_only else None
             if draft is None:
@@ -85,6 +107,7 @@ class OpenRequest:
             if now - self._orphan[1] < self.ttl_s:
                 return None
             self._orphan = None
+            self._expired[draft[0]] = now
             return Session.resume(self.repo, draft[0]).discard()
 
     def shutdown(self) -> None:

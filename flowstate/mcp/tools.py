@@ -17,11 +17,12 @@ from pydantic import Field
 from flowstate.api import FlowState
 from flowstate.cli.safety_commands import provenance_text
 from flowstate.engine.session import SESSION_CONFIG, Opened, Session
-from flowstate.errors import FlowStateError
+from flowstate.errors import FlowStateError, StoreError
 from flowstate.mcp.paging import page_of
 from flowstate.mcp.requests import OpenRequest
 from flowstate.models import ids
 from flowstate.models.step import DeltaOp
+from flowstate.store.codec import shown
 
 T = TypeVar("T")
 
@@ -76,7 +77,7 @@ class MemoryTools:
         and evidence down to the raw tool observations and requests, each state marked when
         it has been SUPERSEDED since."""
         if not ids.is_state_id(state_id):
-            raise ToolError(f"{state_id!r} is not a state id like r3.hotel_choice")
+            raise refused(f"{shown(state_id)} is not a state id like r3.hotel_choice")
         repo = self.fs.repository
 
         def chain() -> str:
@@ -104,7 +105,7 @@ class MemoryTools:
         if page == 1:
             opened = self._guarded(lambda: session.reveal(ids))
             if opened.rejections and not (opened.states or opened.requests):
-                raise ToolError("nothing opened: " + "; ".join(opened.rejections))
+                raise refused("nothing opened: " + "; ".join(opened.rejections))
         else:  # the same ids again: already open, no new step
             active = session.active
             opened = Opened(
@@ -135,8 +136,8 @@ class MemoryTools:
         self._writable("memory_record")
         ops = [op.model_dump(exclude_none=True) for op in delta]
         recorded = self._step(request_id, lambda s: s.record(ops))
-        if not recorded.applied:
-            raise ToolError("delta rejected, nothing applied: " + "; ".join(recorded.rejections))
+        if not recorded.applied:  # each rejection says "delta rejected, nothing applied: ..."
+            raise refused("; ".join(recorded.rejections))
         return json.dumps({"applied": True, "states": recorded.states})
 
     def memory_observe(
@@ -168,7 +169,7 @@ class MemoryTools:
         self._writable("memory_guard")
         verdict = self._step(request_id, lambda s: s.guard(tool, arguments, cites))
         if not verdict.approved:
-            raise ToolError(f"denied (do not run {tool}): {verdict.reason}")
+            raise refused(f"denied (do not run {tool}): {verdict.reason}")
         return json.dumps({"approved": True, "decision_id": verdict.decision_id})
 
     def memory_commit(
@@ -204,17 +205,39 @@ class MemoryTools:
     def _step(self, request_id: str, call: Callable[[Session], T]) -> T:
         with self.requests.lock:  # one step at a time, on the session it belongs to
             session = self._guarded(lambda: self.requests.get(request_id))
-            return self._guarded(lambda: call(session))
+            try:
+                return call(session)
+            except StoreError as e:  # the database failed: say what became of the call
+                then = (
+                    "Nothing of this call was applied: send it again once the database answers."
+                    if session.active.finish is None
+                    else "The request's end is kept: memory_commit again once the database "
+                    "answers (it is never committed twice)."
+                )
+                raise refused(f"{e} {then}") from e
+            except FlowStateError as e:
+                raise refused(str(e)) from e
 
     def _browse(self, wanted: list[str]) -> str:
+        """A read without a request: ids the index lists, collapsed requests (their state
+        lines) and the states of collapsed requests; no relation end (begin a request to
+        follow relations, or ask memory_why)."""
         rendered = self.fs.index(model="host")
         limit = SESSION_CONFIG.limits.max_access_per_step
         if len(wanted) > limit:
-            raise ToolError(f"at most {limit} ids per call; {len(wanted)} asked")
-        hidden = [i for i in wanted if i not in rendered.state_ids]
+            raise refused(f"at most {limit} ids per call; {len(wanted)} asked")
+        collapsed = [i for i in wanted if i in rendered.collapsed]
+        states = [i for i in wanted if i not in collapsed]
+        hidden = [
+            shown(i)
+            for i in states
+            if i not in rendered.state_ids
+            and not (ids.is_state_id(i) and ids.request_of(i) in rendered.collapsed)
+        ]
         if hidden:
-            raise ToolError(f"not shown in the index, so not open: {', '.join(hidden)}")
-        return _opened_json(Opened(states=self.fs.reveal(wanted)))
+            raise refused(f"not shown in the index, so not open: {', '.join(hidden)}")
+        requests = {rid: self.fs.repository.request_states(rid) for rid in collapsed}
+        return _opened_json(Opened(states=self.fs.reveal(states), requests=requests))
 
     def _index_text(self) -> str:
         return self.fs.index(model="host").text
@@ -224,7 +247,7 @@ class MemoryTools:
 
     def _writable(self, tool: str) -> None:
         if self.read_only:
-            raise ToolError(f"{tool} writes, and this server is read-only (--read-only): refused")
+            raise refused(f"{tool} writes, and this server is read-only (--read-only): refused")
 
     @staticmethod
     def _guarded(call: Callable[[], T]) -> T:
@@ -232,7 +255,18 @@ class MemoryTools:
         try:
             return call()
         except FlowStateError as e:
-            raise ToolError(str(e)) from e
+            raise refused(str(e)) from e
+
+
+MAX_ERROR_CHARS = 4_000
+
+
+def refused(message: str) -> ToolError:
+    """A tool error the model reads, bounded: hostile arguments are never echoed in full."""
+    if len(message) > MAX_ERROR_CHARS:
+        cut = len(message) - MAX_ERROR_CHARS
+        message = f"{message[:MAX_ERROR_CHARS]}... ({cut} more characters not shown)"
+    return ToolError(message)
 
 
 def _opened_json(opened: Opened) -> str:

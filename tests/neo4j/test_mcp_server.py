@@ -13,6 +13,7 @@ from mcp import Client
 
 from flowstate.api import FlowState
 from flowstate.engine.session import Session
+from flowstate.errors import UsageError
 from flowstate.mcp.requests import OpenRequest
 from flowstate.mcp.server import build_server
 from flowstate.mcp.settings import McpSettings
@@ -228,3 +229,72 @@ def test_an_abandoned_request_expires_and_frees_the_namespace(repo: Repository) 
     assert requests.expire() is None
     now[0] = 130
     assert requests.expire() is not None and repo.load_draft() is None
+
+
+def test_hostile_arguments_are_never_echoed_in_full(store: Store, repo: Repository) -> None:
+    first_requests(store, repo.namespace)
+    huge = "r" + "9" * 200_000
+
+    async def script(client: Client) -> None:
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("memory_record", {"request_id": huge, "delta": [add("x")]}),
+            ("memory_commit", {"request_id": huge, "answer": "a"}),
+            ("memory_discard", {"request_id": huge}),
+            ("memory_reveal", {"ids": [huge]}),
+            ("memory_why", {"state_id": huge}),
+        ]
+        await ok(client, "memory_begin", text="open")
+        calls.append(
+            (
+                "memory_observe",
+                {"request_id": "r2", "tool": "t" * 200_000, "arguments": {}, "output": "o"},
+            )  # fmt: skip
+        )
+        for tool, arguments in calls:
+            failed, text = await call(client, tool, **arguments)
+            assert failed and len(text) < 4_100, (tool, len(text))
+
+    hosted(store, repo.namespace, script)
+
+
+def test_a_read_opens_collapsed_requests_and_their_states(store: Store, repo: Repository) -> None:
+    for n in range(1, 31):
+        session = Session.start(repo, f"request {n}")
+        session.record([add(f"k{i}", summary=f"fact {i} of request {n} " * 3) for i in range(8)])
+        session.commit("kept", f"request {n} with eight facts")
+
+    async def script(client: Client) -> None:
+        index = await ok(client, "memory_index")
+        assert "collapsed: access r" in index
+        oldest = index.split("collapsed: access ", 1)[1].split("]", 1)[0]
+        listed = json.loads(await ok(client, "memory_reveal", ids=[oldest]))
+        assert [line.split()[0] for line in listed["requests"][oldest]][:2] == [
+            f"{oldest}.k0",
+            f"{oldest}.k1",
+        ]
+        opened = json.loads(await ok(client, "memory_reveal", ids=[f"{oldest}.k1"]))
+        assert opened["states"][0]["id"] == f"{oldest}.k1"
+        failed, text = await call(client, "memory_reveal", ids=["r99.k1"])
+        assert failed and "not shown" in text
+
+    hosted(store, repo.namespace, script, read_only=True)
+
+
+def test_an_open_draft_and_an_expired_one_are_named_in_the_tools_words(
+    store: Store, repo: Repository
+) -> None:
+    Session.start(repo, "left by a stopped server").__exit__(None, None, None)
+
+    async def script(client: Client) -> None:
+        failed, text = await call(client, "memory_begin", text="a new one")
+        assert failed and "memory_commit or memory_discard it (request_id r1)" in text
+        await ok(client, "memory_discard", request_id="r1")
+
+    hosted(store, repo.namespace, script)
+    now = [0.0]
+    requests = OpenRequest(repo, ttl_s=60, clock=lambda: now[0])
+    session = requests.begin("walked away")
+    now[0] = 61
+    assert requests.expire() == session.request_id
+    with pytest.raises(UsageError, match="discarded after 60 s without a call"):
+        requests.get(session.request_id)

@@ -9,7 +9,7 @@ import pytest
 
 from flowstate.engine.agent import Agent
 from flowstate.engine.session import Session
-from flowstate.errors import UsageError
+from flowstate.errors import StoreUnavailable, UsageError
 from flowstate.models import RequestBundle
 from flowstate.store import Repository, Store
 from tests.neo4j.engine_helpers import Harness, add, final, step
@@ -135,3 +135,77 @@ def test_a_superseded_state_is_stale_for_the_guard(store: Store, repo: Repositor
     assert session.guard("pay", {"amount": 100}, cites=["r2.budget"]).approved
     session.discard()
     assert repo.load_draft() is None and len(repo.history()) == 1
+
+
+def test_a_discarded_session_refuses_every_further_call(store: Store, repo: Repository) -> None:
+    session = Session.start(repo, "changed my mind")
+    session.record([BUDGET])
+    assert session.discard() == "r1"
+    for later in (
+        lambda: session.record([add("after")]),
+        lambda: session.reveal(["r1.budget"]),
+        lambda: session.commit("too late"),
+        lambda: session.discard(),
+    ):
+        with pytest.raises(UsageError, match="r1 was discarded"):
+            later()
+    assert repo.history() == [] and repo.load_draft() is None
+    Session.start(repo, "the next writer").discard()  # the lease is free, not taken again
+
+
+def test_a_database_failure_applies_nothing_of_the_call(store: Store, repo: Repository) -> None:
+    """An error means the call left no trace: the host sends it again, unchanged."""
+    session = Session.start(repo, "record through an outage")
+    agent_repo = session._agent.repo
+    real_save, failures = agent_repo.save_draft, [1]
+
+    def failing(request_id: str, payload: str, **lease: Any) -> None:
+        if failures:
+            failures.pop()
+            raise StoreUnavailable("Neo4j went away")
+        real_save(request_id, payload, **lease)
+
+    agent_repo.save_draft = failing  # type: ignore[method-assign]
+    before = session.active.model_copy(deep=True)
+    with pytest.raises(StoreUnavailable):
+        session.record([BUDGET])
+    assert session.active == before
+    assert session.record([BUDGET]).applied  # the same delta again: not "already exists"
+    with pytest.raises(StoreUnavailable):
+        failures.append(1)
+        session.observe(*SEARCH)
+    assert session.observe(*SEARCH) == "r1.o1"  # the cut call took no id
+    session.commit("kept", "after an outage")
+    [bundle] = repo.bundles()
+    assert [s.id for s in bundle.states] == ["r1.budget"]
+
+
+def test_a_commit_cut_by_a_stop_is_finished_on_pick_up_and_its_retry_succeeds(
+    store: Store, repo: Repository
+) -> None:
+    session = Session.start(repo, "commit, then the process stops")
+    session.record([BUDGET])
+    agent_repo = session._agent.repo
+    real_commit = agent_repo.commit
+
+    def stopped(bundle: Any, **lease: Any) -> None:
+        raise StoreUnavailable("the process stopped during the commit")
+
+    agent_repo.commit = stopped  # type: ignore[method-assign]
+    with pytest.raises(StoreUnavailable):
+        session.commit("noted", "Budget set")
+    session.__exit__(None, None, None)  # the process is gone: its lease goes with it
+    agent_repo.commit = real_commit  # type: ignore[method-assign]
+    picked = Session.resume(repo, "r1")
+    assert picked.closed and repo.load_draft() is None
+    assert picked.commit("noted", "Budget set").request_id == "r1"  # the host's retry
+    with pytest.raises(UsageError, match="already committed"):
+        picked.record([add("after")])
+    assert [r.id for r in repo.history()] == ["r1"]
+
+
+def test_an_answer_longer_than_a_request_is_refused(store: Store, repo: Repository) -> None:
+    session = Session.start(repo, "a huge answer")
+    with pytest.raises(UsageError, match="the answer has 100001 characters"):
+        session.commit("x" * 100_001)
+    assert session.commit("fine").request_id == "r1"

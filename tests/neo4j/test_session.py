@@ -156,16 +156,16 @@ def test_a_discarded_session_refuses_every_further_call(store: Store, repo: Repo
 def test_a_database_failure_applies_nothing_of_the_call(store: Store, repo: Repository) -> None:
     """An error means the call left no trace: the host sends it again, unchanged."""
     session = Session.start(repo, "record through an outage")
-    agent_repo = session._agent.repo
-    real_save, failures = agent_repo.save_draft, [1]
+    ops = session._agent.repo.ops
+    real_save, failures = ops.save_draft, [1]
 
-    def failing(request_id: str, payload: str, **lease: Any) -> None:
+    def failing(request_id: str, payload: str, **lease: Any) -> Any:
         if failures:
             failures.pop()
             raise StoreUnavailable("Neo4j went away")
-        real_save(request_id, payload, **lease)
+        return real_save(request_id, payload, **lease)
 
-    agent_repo.save_draft = failing  # type: ignore[method-assign]
+    ops.save_draft = failing
     before = session.active.model_copy(deep=True)
     with pytest.raises(StoreUnavailable):
         session.record([BUDGET])
@@ -185,17 +185,16 @@ def test_a_commit_cut_by_a_stop_is_finished_on_pick_up_and_its_retry_succeeds(
 ) -> None:
     session = Session.start(repo, "commit, then the process stops")
     session.record([BUDGET])
-    agent_repo = session._agent.repo
-    real_commit = agent_repo.commit
+    ops = session._agent.repo.ops
 
-    def stopped(bundle: Any, **lease: Any) -> None:
+    def stopped(bundle: Any, **lease: Any) -> Any:
         raise StoreUnavailable("the process stopped during the commit")
 
-    agent_repo.commit = stopped  # type: ignore[method-assign]
+    ops.commit = stopped
     with pytest.raises(StoreUnavailable):
         session.commit("noted", "Budget set")
     session.__exit__(None, None, None)  # the process is gone: its lease goes with it
-    agent_repo.commit = real_commit  # type: ignore[method-assign]
+    del ops.commit  # back to the real plan
     picked = Session.resume(repo, "r1")
     assert picked.closed and repo.load_draft() is None
     assert picked.commit("noted", "Budget set").request_id == "r1"  # the host's retry

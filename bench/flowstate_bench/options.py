@@ -4,10 +4,13 @@ bar of a long run."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
 
 
 def strategy_list(
@@ -27,6 +30,8 @@ def strategy_list(
 
 def progress_bar(console: Console) -> Progress:
     """Description, bar, done/total and elapsed time; cleared when the run ends."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),

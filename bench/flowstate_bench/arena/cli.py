@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 
 from flowstate.cli.common import fails_cleanly
 from flowstate.errors import UsageError
-from flowstate_bench.arena.data import CONFIGS, ArenaData
-from flowstate_bench.arena.report import build_report, write_report
-from flowstate_bench.arena.runner import STRATEGIES, ArenaRunner, RunConfig, TaskRun
+from flowstate_bench.arena.data import CONFIGS
 from flowstate_bench.options import progress_bar, strategy_list
+from flowstate_bench.strategy_names import ARENA as STRATEGIES
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from flowstate_bench.arena.runner import ArenaRunner, TaskRun
 
 _folder = click.Path(path_type=Path, file_okay=False)
 
@@ -98,6 +102,12 @@ def arena(
       flowstate bench arena --config formal_reasoning_math --data ~/memoryarena \\
         --agent llm --model gpt-5-mini --judge-model gpt-5-mini --strategy flowstate,full
     """
+    from rich.console import Console
+
+    from flowstate_bench.arena.data import ArenaData
+    from flowstate_bench.arena.report import build_report, write_report
+    from flowstate_bench.arena.runner import ArenaRunner, RunConfig
+
     if limit is not None and task_ids:
         raise UsageError("use --tasks or --task-id, not both")
     config = RunConfig(

@@ -29,6 +29,7 @@ from flowstate_bench.arena.formal import Judge
 from flowstate_bench.arena.memories import MEMORIES, MODEL_FREE
 from flowstate_bench.arena.oracle import ScriptedAgent
 from flowstate_bench.arena.replay import replay
+from flowstate_bench import strategy_names
 from flowstate_bench.arena.sessions import (
     Resources,
     make_env,
@@ -38,7 +39,7 @@ from flowstate_bench.arena.sessions import (
 )
 from flowstate_bench.seam import FlowStateStrategy, MemoryStrategy, Strategy, TurnResult
 
-STRATEGIES = ("flowstate", *MEMORIES)
+STRATEGIES = strategy_names.ARENA
 
 
 class _NoModel:

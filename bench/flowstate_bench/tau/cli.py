@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 
-from flowstate.api import FlowState
 from flowstate.cli.common import fails_cleanly
 from flowstate.errors import UsageError
 from flowstate_bench.options import progress_bar, strategy_list
-from flowstate_bench.tau.data import TauData
-from flowstate_bench.tau.report import build_report, results_table, write_report
-from flowstate_bench.tau.runner import Conversation, RunConfig, TauRunner
-from flowstate_bench.tau.strategies import STRATEGIES
+from flowstate_bench.strategy_names import TAU as STRATEGIES
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from flowstate.api import FlowState
+    from flowstate_bench.tau.runner import Conversation, TauRunner
 
 
 @click.command()
@@ -109,6 +111,12 @@ def tau(
       flowstate bench tau --data ../shared/data --domain airline --agent oracle --tasks 5
       flowstate bench tau --domain retail --split test --agent llm --model gpt-4o-mini --trials 4
     """
+    from rich.console import Console
+
+    from flowstate_bench.tau.data import TauData
+    from flowstate_bench.tau.report import build_report, results_table, write_report
+    from flowstate_bench.tau.runner import RunConfig, TauRunner
+
     tau_data = TauData.locate(data)
     ids = list(task_ids) or None
     if split is not None:
@@ -150,6 +158,7 @@ def tau(
 
 
 def _connect(console: Console) -> FlowState:
+    from flowstate.api import FlowState
     from flowstate.local.embedded import resolve_database
     from flowstate.settings import LocalServerSettings, Neo4jSettings
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from flowstate.engine.tools import Tool
 from flowstate.llm.client import ModelClient
 from flowstate.models.records import Usage
+from flowstate_bench import strategy_names
 from flowstate_bench.seam import (
     FlowStateStrategy,
     LoopAction,
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 Message = dict[str, Any]
-STRATEGIES = ("flowstate", "full", "bm25", "summary")
+STRATEGIES = strategy_names.TAU
 TOOL_RESULT = "TOOL RESULT"
 SUMMARY_SYSTEM = (
     "You maintain the working memory of a customer-service agent. Rewrite the summary so that "

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from flowstate.engine.index import HistoricalIndex
 from flowstate.store import Store
 from flowstate_bench import engine_probes as probes
 from flowstate_bench import namespaces
@@ -49,7 +50,9 @@ def one_run(built: namespaces.Built, shape: BundleShape, samples: Samples, seed:
     cold = probes.index_fetch_render(repo, samples.cold_index(built.states))
     revealed = probes.random_state_ids(requests, shape, probes.REVEAL_K, random.Random(seed))
     commit = probes.commit_and_update(repo, cold.index, requests, shape, samples.commits, seed)
-    steps = run_requests(repo, cold.index, samples.step_requests, seed)
+    # A fresh index: the commit probe's requests, forgotten since, are still in cold.index.
+    index = HistoricalIndex.load(repo, probes.INDEX_BUDGET)
+    steps = run_requests(repo, index, samples.step_requests, seed)
     return {
         "index_fetch_render_ms": cold.ms,
         "index_render_ms": probes.index_render(cold.index, samples.renders),

@@ -114,7 +114,10 @@ def run_requests(repo: Repository, index: HistoricalIndex, n: int, seed: int) ->
     rng = random.Random(seed)
     runs = []
     for _ in range(n):
-        client.reset(plan_request(index.render(), repo.request_states, rng))
+        # Untimed: the last request was forgotten, so the agent reloads its index here rather
+        # than at the start of the measured request, and the plan sees what the agent sees.
+        agent.refresh_index()
+        client.reset(plan_request(agent.index.render(), repo.request_states, rng))
         t0 = time.perf_counter()
         result = agent.run("bench: review the opened request and record decisions")
         t1 = time.perf_counter()

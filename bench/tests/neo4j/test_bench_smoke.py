@@ -12,7 +12,7 @@ from flowstate.store import Repository, Store
 from flowstate_bench import namespaces
 from flowstate_bench.engine_suite import Samples
 from flowstate_bench.runner import Plan, run
-from flowstate_bench.synthetic import BundleShape
+from flowstate_bench.synthetic import BundleShape, request_bundle
 
 pytestmark = pytest.mark.neo4j
 
@@ -26,9 +26,14 @@ def test_namespace_is_built_through_commits_then_reused(store: Store, namespace:
         assert not first.reused and first.requests == 6 and len(first.commit_ms) == 6
         assert first.repo.counts().nodes == 6 * (1 + 10 + 4)
         assert namespaces.ensure(store, 60, SHAPE, prefix=namespace).reused
-        first.repo.forget_request("r6")  # an interrupted build: rebuilt, not reused
+        first.repo.commit(request_bundle(first.repo.namespace, 7, SHAPE))  # a probe's leftover
+        first.repo.forget_request("r6")  # an interrupted build goes on from r5
+        first.repo.save_draft("r8", "{}")
         again = namespaces.ensure(store, 60, SHAPE, prefix=namespace)
-        assert not again.reused and again.repo.next_request_seq() == 7
+        assert not again.reused and len(again.commit_ms) == 1
+        assert [r.id for r in again.repo.history()] == [f"r{n}" for n in range(1, 7)]
+        assert again.repo.load_draft() is None
+        assert namespaces.ensure(store, 60, SHAPE, prefix=namespace).reused
         namespaces.forget(again.repo, 10**6)  # the request-by-request path of huge namespaces
         assert again.repo.counts().nodes == 0
     finally:

@@ -4,10 +4,10 @@ A package whose `__init__` imports its whole public API makes every submodule im
 it: `flowstate.cli.common` would pull in the Neo4j driver (about a second) just to print
 `--help`. A package that uses this imports nothing until a name is asked for.
 
->>> __getattr__, __dir__ = lazy_exports("json", {"dumps": "json", "loads": "json"})
+>>> __getattr__, __dir__ = lazy_exports("pkg", {"dumps": "json", "loads": "json"})
 >>> __getattr__("dumps")({"a": 1})
 '{"a": 1}'
->>> sorted(__dir__())
+>>> __dir__()
 ['dumps', 'loads']
 """
 

@@ -21,7 +21,7 @@ from flowstate.llm.client import json_instruction
 from flowstate.models import StepOutput
 from flowstate.store import Repository, Store
 from flowstate.tokens import count_tokens
-from flowstate_bench import engine_suite, namespaces, plots, report, targets, token_suite
+from flowstate_bench import engine_suite, namespaces, plots, report, startup, targets, token_suite
 from flowstate_bench.engine_suite import Samples
 from flowstate_bench.synthetic import DEFAULT_SHAPE, BundleShape
 
@@ -45,6 +45,7 @@ class Plan:
     notes: tuple[str, ...] = field(default=())
     prefix: str = namespaces.PREFIX  # of the engine namespaces: bench_engine_10k
     shape: BundleShape = DEFAULT_SHAPE
+    cli_runs: int = 3  # interleaved start-ups of `flowstate --help` and of `import click`
 
     @classmethod
     def from_options(cls, quick: bool, million: bool, repeats: int | None, keep: bool) -> Plan:
@@ -68,6 +69,7 @@ class Plan:
             keep=keep,
             command=" ".join(w for w in words if w),
             notes=tuple(notes),
+            cli_runs=9 if quick else 15,
         )
 
 
@@ -136,6 +138,9 @@ def run(store: Store, plan: Plan, out: Path, console: Console | None = None) -> 
                TimeElapsedColumn())  # fmt: skip
     with Progress(*columns, console=console, transient=False) as progress:
         say = progress.console.print
+        task = progress.add_task("command-line start-up", total=1)
+        cli = startup.measure(plan.cli_runs) if plan.cli_runs else {}
+        progress.update(task, completed=1)
         engine = _engine(store, plan, progress, say) if plan.sizes else {}
         task = progress.add_task("token suite", total=1)
         tokens = token_suite.run_suite(store, plan.depths, say=say) if plan.depths else {}
@@ -153,7 +158,9 @@ def run(store: Store, plan: Plan, out: Path, console: Console | None = None) -> 
             f"{sys.version.split()[0]}",
             "neo4j": store.uri,
         },
+        "cli": cli,
         "engine": engine,
+        "scale": targets.scale(engine),
         "tokens": tokens,
         "notes": _notes(plan, load),
     }

@@ -25,15 +25,16 @@ from flowstate.store import Repository, Store
 HEAVY = ("neo4j", "litellm")
 
 # Runs the command line in-process, then says which heavy modules it left loaded.
-_RUNNER = """
+_RUNNER = f"""
 import json, sys
 from flowstate.cli.app import main
 try:
     main(sys.argv[1:], prog_name="flowstate")
 except SystemExit as e:
     code = e.code or 0
-print("\\nLOADED " + json.dumps({"exit": code, "loaded": [m for m in %r if m in sys.modules]}))
-""" % (HEAVY,)
+loaded = [m for m in {HEAVY!r} if m in sys.modules]
+print("\\nLOADED " + json.dumps({{"exit": code, "loaded": loaded}}))
+"""
 
 
 def _run(args: list[str], env: dict[str, str] | None = None) -> tuple[int, list[str], str]:

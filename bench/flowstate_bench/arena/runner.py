@@ -23,13 +23,13 @@ from flowstate.errors import ModelError, UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.models.records import Usage
 from flowstate.store import Repository, Store
+from flowstate_bench import strategy_names
 from flowstate_bench.arena.data import CONFIGS, ArenaData, ArenaTask
 from flowstate_bench.arena.domain import TaskEnv
 from flowstate_bench.arena.formal import Judge
 from flowstate_bench.arena.memories import MEMORIES, MODEL_FREE
 from flowstate_bench.arena.oracle import ScriptedAgent
 from flowstate_bench.arena.replay import replay
-from flowstate_bench import strategy_names
 from flowstate_bench.arena.sessions import (
     Resources,
     make_env,

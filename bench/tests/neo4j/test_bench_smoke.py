@@ -59,6 +59,12 @@ def test_tiny_bench_writes_the_report(store: Store, namespace: str, tmp_path: Pa
         == 1
     )
     assert {t["target"] for t in result["targets"]} >= {"commit_p50", "tokens_depth_50"}
+    cli = saved["cli"]
+    assert cli["runs"] == plan.cli_runs and cli["median_ms"]["flowstate --help"] > 0
+    assert cli["ratio"] == round(
+        cli["median_ms"]["flowstate --help"] / cli["median_ms"]["python -c 'import click'"], 2
+    )
+    assert saved["scale"] is None  # no 10k and 1M namespaces in this plan
     assert (tmp_path / "report.md").read_text().startswith("# FlowState benchmark")
     assert (tmp_path / "engine_latency.png").exists()
     # measured requests were forgotten, and so was the namespace (no --keep)

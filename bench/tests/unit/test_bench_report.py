@@ -75,6 +75,9 @@ def test_targets_met_and_missed() -> None:
         "step_overhead_p50": "met",
         "step_overhead_p99": "met",
         "commit_p50": "missed",  # judged at the largest size: 40 ms
+        "scale_agent_start": "not measured",  # no 10k and 1M in this report
+        "scale_step_overhead": "not measured",
+        "cli_help_startup": "not measured",
         "tokens_depth_50": "met",
         "index_within_budget": "met",
         "no_extra_calls": "met",
@@ -93,6 +96,48 @@ def test_step_target_is_not_measured_without_100k() -> None:
     assert t["step_overhead_p50"]["status"] == "not measured"
     assert "at 1k" in t["step_overhead_p50"]["figure"]
     assert t["commit_p50"]["status"] == "met"
+
+
+def _cli(help_ms: float) -> dict:
+    return {
+        "median_ms": {
+            "flowstate --help": help_ms,
+            "flowstate index --help": 150.0,
+            "python -c 'import click'": 100.0,
+            "python -c 'pass'": 25.0,
+        },
+        "ratio": help_ms / 100,
+        "index_help_ratio": 1.5,
+        "goal_ratio": 2.0,
+        "runs": 15,
+        "load_average": [0.4, 0.5],
+        "beyond_click_ms": {"importlib.metadata": 45.0, "flowstate.cli.app": 20.0},
+    }
+
+
+def test_scale_and_start_up_are_judged_and_shown() -> None:
+    rep = _report()
+    rep["engine"] = {
+        "10k": _size(10_000, (10.0, 20.0), 40.0),
+        "1M": _size(1_000_000, (12.0, 30.0), 45.0),
+    }
+    rep["engine"]["1M"]["index_fetch_render_ms"] = _lat(3.0, 4.0)  # 3x the 10k figure
+    rep["scale"] = targets.scale(rep["engine"])
+    rep["cli"] = _cli(210.0)
+    t = {t["target"]: t for t in targets.judge(rep)}
+    assert t["scale_step_overhead"]["status"] == "met"
+    assert t["scale_step_overhead"]["figure"].startswith("1.20x (12.0 ms at 1M")
+    assert t["scale_agent_start"]["status"] == "missed"
+    assert t["cli_help_startup"]["status"] == "missed"
+    assert t["cli_help_startup"]["figure"].startswith("2.10x (210 vs 100 ms, 15 interleaved")
+    assert "importlib.metadata 45 ms" in t["cli_help_startup"]["figure"]
+    rep["cli"] = _cli(190.0)
+    assert _status(rep)["cli_help_startup"] == "met"
+    rep["targets"] = targets.judge(rep)
+    text = report.markdown(rep)
+    assert "| agent start | 1 | 3 | 3.00x |" in text
+    assert "| `flowstate --help` | 190 | 1.90x |" in text
+    assert "load average 0.4 at the start" in text
 
 
 def test_markdown_has_every_table() -> None:

@@ -32,6 +32,7 @@ class Built:
     reused: bool
     seconds: float
     commit_ms: list[float]  # one per request committed while building
+    complete: bool = True  # False: the deadline came first; `states` is what was reached
 
 
 def size_label(states: int) -> str:
@@ -85,10 +86,11 @@ def ensure(
     progress: Progress | None = None,
     seed: int = 0,
     prefix: str = PREFIX,
+    deadline: float | None = None,
 ) -> Built:
     """The namespace of `states` states: reused when complete, else built on from the
     requests already committed (an interrupted build of a million states goes on where it
-    stopped)."""
+    stopped). At `deadline` (`time.monotonic()`) the build stops, incomplete."""
     repo = Repository(store, namespace_for(states, prefix))
     requests = requests_for(states, shape)
     started = time.perf_counter()
@@ -101,6 +103,9 @@ def ensure(
         return Built(repo, requests, requests * shape.states, True, 0.0, [])
     commit_ms: list[float] = []
     for seq in range(done + 1, requests + 1):
+        if deadline is not None and time.monotonic() >= deadline:
+            seconds = time.perf_counter() - started
+            return Built(repo, requests, (seq - 1) * shape.states, False, seconds, commit_ms, False)
         bundle = request_bundle(repo.namespace, seq, shape, seed)
         t0 = time.perf_counter()
         repo.commit(bundle)

@@ -163,6 +163,9 @@ def markdown(report: dict[str, Any]) -> str:
     ]
     if report.get("engine"):
         out += ["", "## Engine (real Neo4j, no model)", "", *engine_table(report["engine"])]
+    for label, size in (report.get("unfinished") or {}).items():
+        out += ["", f"**{label} not measured**: {size['states']:,} of {size['target_states']:,} "
+                f"states built; {size['reason']}."]  # fmt: skip
     if report.get("scale"):
         out += ["", "## Scale: 1M states against 10k (same run)", "", *scale_table(report["scale"])]
     if report.get("cli"):

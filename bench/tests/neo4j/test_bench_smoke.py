@@ -69,3 +69,26 @@ def test_tiny_bench_writes_the_report(store: Store, namespace: str, tmp_path: Pa
     assert (tmp_path / "engine_latency.png").exists()
     # measured requests were forgotten, and so was the namespace (no --keep)
     assert Repository(store, namespaces.namespace_for(100, namespace)).counts().nodes == 0
+
+
+def test_a_build_out_of_time_is_kept_and_reported(
+    store: Store, namespace: str, tmp_path: Path
+) -> None:
+    plan = Plan(sizes=(100,), repeats=1, samples=TINY, depths=(), prefix=namespace, shape=SHAPE,
+                cli_runs=0, build_minutes=0)  # fmt: skip
+    repo = Repository(store, namespaces.namespace_for(100, namespace))
+    try:
+        repo.commit(request_bundle(repo.namespace, 1, SHAPE))  # an earlier, interrupted build
+        result = run(store, plan, tmp_path, Console(quiet=True))
+        assert result["engine"] == {} and result["scale"] is None
+        size = result["unfinished"]["100"]
+        assert size["states"] == 10 and size["target_states"] == 100
+        assert "the next run goes on building it" in size["reason"]
+        assert (
+            "**100 not measured**: 10 of 100 states built" in (tmp_path / "report.md").read_text()
+        )
+        assert [r.id for r in repo.history()] == ["r1"]  # kept, although --keep was not given
+        again = namespaces.ensure(store, 100, SHAPE, prefix=namespace)
+        assert again.complete and len(again.commit_ms) == 9  # the next build goes on from r1
+    finally:
+        repo.forget_namespace()

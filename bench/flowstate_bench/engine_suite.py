@@ -93,26 +93,30 @@ def measure_size(
     prefix: str = namespaces.PREFIX,
     deadline: float | None = None,
 ) -> dict[str, Any]:
-    """The probes' figures at `states`; a build still short of `states` at `deadline`
-    (`time.monotonic()`) is kept for the next run, and reported as `unfinished`."""
+    """The probes' figures at `states`. A build still short of `states` at `deadline`
+    (`time.monotonic()`) is kept for the next run; what it reached is measured and reported
+    as `unfinished`."""
     built = namespaces.ensure(
         store, states, shape, build_progress, prefix=prefix, deadline=deadline
     )
     verb = "reused" if built.reused else f"built in {built.seconds:.1f}s"
-    if not built.complete:
+    if built.complete:
+        say(f"{built.repo.namespace}: {built.states} states, {verb}")
+    else:
         say(f"{built.repo.namespace}: out of build time at {built.states:,} of {states:,} states")
-        return unfinished(built, states)
-    say(f"{built.repo.namespace}: {built.states} states, {verb}")
+        if not built.requests:
+            return unfinished(built, states, shape)
     runs = []
     for r in range(repeats):
         runs.append(one_run(built, shape, samples, seed=r + 1))
         if run_done is not None:
             run_done(r + 1)
-    return _size_report(built, runs)
+    figures = _size_report(built, runs)
+    return figures if built.complete else figures | unfinished(built, states, shape)
 
 
-def unfinished(built: namespaces.Built, states: int) -> dict[str, Any]:
-    """What a build that ran out of time reached, for the report (nothing is measured)."""
+def unfinished(built: namespaces.Built, states: int, shape: BundleShape) -> dict[str, Any]:
+    """What a build that ran out of time reached, and why, for the report."""
     rate = len(built.commit_ms) / built.seconds if built.seconds else 0.0
     return {
         "unfinished": True,
@@ -120,7 +124,7 @@ def unfinished(built: namespaces.Built, states: int) -> dict[str, Any]:
         "states": built.states,
         "target_states": states,
         "build": {"seconds": round(built.seconds, 1), "requests_per_s": round(rate, 1)},
-        "reason": f"the build commits {built.requests:,} requests "
+        "reason": f"the build commits {namespaces.requests_for(states, shape):,} requests "
         f"one by one through the real commit path ({rate:.1f} per second here) and its time "
         "ran out; the namespace is kept and the next run goes on building it",
     }

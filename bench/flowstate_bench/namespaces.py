@@ -32,7 +32,7 @@ class Built:
     reused: bool
     seconds: float
     commit_ms: list[float]  # one per request committed while building
-    complete: bool = True  # False: the deadline came first; `states` is what was reached
+    complete: bool = True  # False: the deadline came first; requests and states were reached
 
 
 def size_label(states: int) -> str:
@@ -105,7 +105,8 @@ def ensure(
     for seq in range(done + 1, requests + 1):
         if deadline is not None and time.monotonic() >= deadline:
             seconds = time.perf_counter() - started
-            return Built(repo, requests, (seq - 1) * shape.states, False, seconds, commit_ms, False)
+            reached = seq - 1  # what is there is measurable: requests 1..reached
+            return Built(repo, reached, reached * shape.states, False, seconds, commit_ms, False)
         bundle = request_bundle(repo.namespace, seq, shape, seed)
         t0 = time.perf_counter()
         repo.commit(bundle)

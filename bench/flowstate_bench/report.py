@@ -56,6 +56,8 @@ def _index(index: dict[str, Any]) -> str:
 
 
 def _build(build: dict[str, Any]) -> str:
+    if "requests_per_s" in build:  # stopped by --build-minutes
+        return f"{build['seconds']} s, out of time ({build['requests_per_s']} requests/s)"
     if build["reused"]:
         return "reused"
     return f"{build['seconds']} s, commit p50 {build['commit_ms']['p50']:.0f} ms"
@@ -166,6 +168,9 @@ def markdown(report: dict[str, Any]) -> str:
     for label, size in (report.get("unfinished") or {}).items():
         out += ["", f"**{label} not measured**: {size['states']:,} of {size['target_states']:,} "
                 f"states built; {size['reason']}."]  # fmt: skip
+        if "step_ms" in size:
+            out += ["", f"Measured at the {size['states']:,} states reached:", "",
+                    *engine_table({f"{size['states']:,}": size})]  # fmt: skip
     if report.get("scale"):
         out += ["", "## Scale: 1M states against 10k (same run)", "", *scale_table(report["scale"])]
     if report.get("cli"):

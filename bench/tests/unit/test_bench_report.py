@@ -133,6 +133,16 @@ def test_scale_and_start_up_are_judged_and_shown() -> None:
     assert "importlib.metadata 45 ms" in t["cli_help_startup"]["figure"]
     rep["cli"] = _cli(190.0)
     assert _status(rep)["cli_help_startup"] == "met"
+    reached = rep["engine"].pop("1M") | {"states": 400_000, "target_states": 1_000_000}
+    rep["unfinished"] = {"1M": reached | {"reason": "its time ran out"}}
+    t = {t["target"]: t for t in targets.judge(rep)}
+    assert t["scale_agent_start"]["status"] == "not measured"
+    assert t["scale_agent_start"]["figure"] == (
+        "the 1M build reached 400,000 states: its time ran out; at the 400,000 states "
+        "reached: 3.00x (3.0 ms; 1.0 ms at 10k)"
+    )
+    rep["engine"]["1M"] = reached
+    del rep["unfinished"]
     rep["targets"] = targets.judge(rep)
     text = report.markdown(rep)
     assert "| agent start | 1 | 3 | 3.00x |" in text

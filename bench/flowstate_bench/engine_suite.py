@@ -125,8 +125,10 @@ def unfinished(built: namespaces.Built, states: int, shape: BundleShape) -> dict
         "target_states": states,
         "build": {"seconds": round(built.seconds, 1), "requests_per_s": round(rate, 1)},
         "reason": f"the build commits {namespaces.requests_for(states, shape):,} requests "
-        f"one by one through the real commit path ({rate:.1f} per second here) and its time "
-        "ran out; the namespace is kept and the next run goes on building it",
+        "one by one through the real commit path"
+        + (f" ({rate:.1f} per second in this run)" if rate else "")
+        + " and its time (--build-minutes) ran out; the namespace is kept and the next run "
+        "goes on building it",
     }
 
 

@@ -1,39 +1,46 @@
 """FlowState: the agent's execution state, kept in Neo4j, is its memory."""
 
-__version__ = "0.1.0"  # first: submodules read it while the package initialises
+import typing
 
-from flowstate.api import FlowState
-from flowstate.async_api import AsyncFlowState
-from flowstate.engine.agent import Agent, AgentConfig, RunResult
-from flowstate.engine.async_agent import AsyncAgent
-from flowstate.engine.index import RenderedIndex
-from flowstate.engine.step import Approval
-from flowstate.engine.tools import Tool
-from flowstate.engine.transcript import Transcript
-from flowstate.errors import (
-    FlowStateError,
-    FlowStateRuntimeError,
-    ModelError,
-    NamespaceBusy,
-    NotFoundError,
-    ReadOnlyError,
-    StoreError,
-    StoreUnavailable,
-    UsageError,
-    ValidationFailed,
-)
-from flowstate.llm import LiteLLMClient, ModelClient, ScriptedModel
-from flowstate.models import (
-    Category,
-    Outcome,
-    RelationType,
-    StateNode,
-    StepOutput,
-    Usage,
-)
-from flowstate.rules import Limits
-from flowstate.safety.redaction import PatternRedactor, builtin_redactor
-from flowstate.safety.retention import RetentionPolicy
+from flowstate import _lazy
+
+__version__ = "0.1.0"
+
+# Each public name is imported when first used: `flowstate --help` and every submodule
+# import go through this package, and must not pay for the Neo4j driver (see `_lazy`).
+_EXPORTS = {
+    "FlowState": "flowstate.api",
+    "AsyncFlowState": "flowstate.async_api",
+    "AsyncAgent": "flowstate.engine.async_agent",
+    "Transcript": "flowstate.engine.transcript",
+    **dict.fromkeys(("Agent", "AgentConfig", "RunResult"), "flowstate.engine.agent"),
+    "RenderedIndex": "flowstate.engine.index",
+    "Approval": "flowstate.engine.step",
+    "Tool": "flowstate.engine.tools",
+    **dict.fromkeys(
+        (
+            "FlowStateError",
+            "FlowStateRuntimeError",
+            "ModelError",
+            "NamespaceBusy",
+            "NotFoundError",
+            "ReadOnlyError",
+            "StoreError",
+            "StoreUnavailable",
+            "UsageError",
+            "ValidationFailed",
+        ),
+        "flowstate.errors",
+    ),
+    **dict.fromkeys(("LiteLLMClient", "ModelClient", "ScriptedModel"), "flowstate.llm"),
+    **dict.fromkeys(
+        ("Category", "Outcome", "RelationType", "StateNode", "StepOutput", "Usage"),
+        "flowstate.models",
+    ),
+    "Limits": "flowstate.rules",
+    **dict.fromkeys(("PatternRedactor", "builtin_redactor"), "flowstate.safety.redaction"),
+    "RetentionPolicy": "flowstate.safety.retention",
+}
 
 __all__ = [
     "Agent",
@@ -70,3 +77,32 @@ __all__ = [
     "ValidationFailed",
     "builtin_redactor",
 ]
+
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
+
+if typing.TYPE_CHECKING:  # what the names are, for type checkers and editors
+    from flowstate.api import FlowState
+    from flowstate.async_api import AsyncFlowState
+    from flowstate.engine.agent import Agent, AgentConfig, RunResult
+    from flowstate.engine.async_agent import AsyncAgent
+    from flowstate.engine.index import RenderedIndex
+    from flowstate.engine.step import Approval
+    from flowstate.engine.tools import Tool
+    from flowstate.engine.transcript import Transcript
+    from flowstate.errors import (
+        FlowStateError,
+        FlowStateRuntimeError,
+        ModelError,
+        NamespaceBusy,
+        NotFoundError,
+        ReadOnlyError,
+        StoreError,
+        StoreUnavailable,
+        UsageError,
+        ValidationFailed,
+    )
+    from flowstate.llm import LiteLLMClient, ModelClient, ScriptedModel
+    from flowstate.models import Category, Outcome, RelationType, StateNode, StepOutput, Usage
+    from flowstate.rules import Limits
+    from flowstate.safety.redaction import PatternRedactor, builtin_redactor
+    from flowstate.safety.retention import RetentionPolicy

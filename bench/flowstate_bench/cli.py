@@ -30,10 +30,23 @@ from flowstate_bench.tau.cli import tau
     help="Runs per engine measurement; figures are medians across them [3 quick, 5 full].",
 )
 @click.option("--keep", is_flag=True, help="Keep the bench_engine_* namespaces for a later run.")
+@click.option(
+    "--build-minutes",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Stop building a namespace after this long, keep it for the next run, and report "
+    "what it reached [40 with --million, else no limit].",
+)
 @click.pass_context
 @fails_cleanly
 def bench(
-    ctx: click.Context, quick: bool, out: Path, million: bool, repeats: int | None, keep: bool
+    ctx: click.Context,
+    quick: bool,
+    out: Path,
+    million: bool,
+    repeats: int | None,
+    keep: bool,
+    build_minutes: float | None,
 ) -> None:
     """Measure engine speed at scale and token economy against full context, BM25 and
     rolling summaries; write report.json, report.md and PNG plots into --out.
@@ -49,10 +62,14 @@ def bench(
     from flowstate.store import Store
     from flowstate_bench.runner import Plan, run
 
-    plan = Plan.from_options(quick, million, repeats, keep)
+    plan = Plan.from_options(quick, million, repeats, keep, build_minutes)
     settings = resolve_database(Neo4jSettings(), LocalServerSettings(), click.echo)
     with Store.connect(settings) as store:
         result = run(store, plan, out)
+    for label, size in result["unfinished"].items():
+        click.echo(
+            f"{label}: {size['states']:,} of {size['target_states']:,} states; {size['reason']}"
+        )
     for t in result["targets"]:
         click.echo(f"{t['status']:>12}  {t['goal']}: {t['figure']}")
     click.echo(f"Report: {out / 'report.md'} (JSON: {out / 'report.json'})")

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from flowstate.engine.index import HistoricalIndex
 from flowstate.store import Store
 from flowstate_bench import engine_probes as probes
 from flowstate_bench import namespaces
@@ -34,9 +35,18 @@ class Samples:
     renders: int = 50
     cold_index_states: int = 100_000  # cold fetches per run = max(1, this // size)
     max_cold_index: int = 5
+    # Step requests per run = max(2, min(step_requests, this // size)): each measured request
+    # is forgotten afterwards, and the agent reloads its whole index then (untimed, but
+    # seconds at 1M states).
+    step_request_states: int = 2_000_000
 
     def cold_index(self, states: int) -> int:
         return max(1, min(self.max_cold_index, self.cold_index_states // states))
+
+    def step_requests_at(self, states: int) -> int:
+        return max(
+            min(2, self.step_requests), min(self.step_requests, self.step_request_states // states)
+        )
 
 
 def peak_rss_mb() -> float:
@@ -52,7 +62,9 @@ def one_run(
     cold = probes.index_fetch_render(repo, samples.cold_index(built.states))
     revealed = probes.random_state_ids(requests, shape, probes.REVEAL_K, random.Random(seed))
     commit = probes.commit_and_update(repo, cold.index, requests, shape, samples.commits, seed)
-    steps = run_requests(repo, cold.index, samples.step_requests, seed)
+    # A fresh index: the commit probe's requests, forgotten since, are still in cold.index.
+    index = HistoricalIndex.load(repo, probes.INDEX_BUDGET)
+    steps = run_requests(repo, index, samples.step_requests_at(built.states), seed)
     return {
         "index_fetch_render_ms": cold.ms,
         "index_render_ms": probes.index_render(cold.index, samples.renders),
@@ -87,16 +99,45 @@ def measure_size(
     build_progress: namespaces.Progress | None = None,
     run_done: Callable[[int], None] | None = None,
     prefix: str = namespaces.PREFIX,
+    deadline: float | None = None,
 ) -> dict[str, Any]:
-    built = namespaces.ensure(store, states, shape, build_progress, prefix=prefix)
+    """The probes' figures at `states`. A build still short of `states` at `deadline`
+    (`time.monotonic()`) is kept for the next run; what it reached is measured and reported
+    as `unfinished`."""
+    built = namespaces.ensure(
+        store, states, shape, build_progress, prefix=prefix, deadline=deadline
+    )
     verb = "reused" if built.reused else f"built in {built.seconds:.1f}s"
-    say(f"{built.repo.namespace}: {built.states} states, {verb}")
+    if built.complete:
+        say(f"{built.repo.namespace}: {built.states} states, {verb}")
+    else:
+        say(f"{built.repo.namespace}: out of build time at {built.states:,} of {states:,} states")
+        if not built.requests:
+            return unfinished(built, states, shape)
     runs = []
     for r in range(repeats):
         runs.append(one_run(store, built, shape, samples, seed=r + 1))
         if run_done is not None:
             run_done(r + 1)
-    return _size_report(built, runs)
+    figures = _size_report(built, runs)
+    return figures if built.complete else figures | unfinished(built, states, shape)
+
+
+def unfinished(built: namespaces.Built, states: int, shape: BundleShape) -> dict[str, Any]:
+    """What a build that ran out of time reached, and why, for the report."""
+    rate = len(built.commit_ms) / built.seconds if built.seconds else 0.0
+    return {
+        "unfinished": True,
+        "namespace": built.repo.namespace,
+        "states": built.states,
+        "target_states": states,
+        "build": {"seconds": round(built.seconds, 1), "requests_per_s": round(rate, 1)},
+        "reason": f"the build commits {namespaces.requests_for(states, shape):,} requests "
+        "one by one through the real commit path"
+        + (f" ({rate:.1f} per second in this run)" if rate else "")
+        + " and its time (--build-minutes) ran out; the namespace is kept and the next run "
+        "goes on building it",
+    }
 
 
 def _size_report(built: namespaces.Built, runs: Sequence[dict]) -> dict[str, Any]:

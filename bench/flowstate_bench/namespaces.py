@@ -2,8 +2,8 @@
 
 A namespace `bench_engine_10k` holds 10,000 states in 200 requests of 50 states each, written
 by `Repository.commit` exactly as an agent would write them. It is reused by a later run when
-its shape checks out, and rebuilt from scratch when it does not (an interrupted build, or a
-probe that died before forgetting its extra request).
+complete; an interrupted build goes on from its last commit, and what a probe that died left
+behind (an extra request, a draft) is forgotten first.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class Built:
     reused: bool
     seconds: float
     commit_ms: list[float]  # one per request committed while building
+    complete: bool = True  # False: the deadline came first; requests and states were reached
 
 
 def size_label(states: int) -> str:
@@ -54,15 +55,28 @@ def requests_for(states: int, shape: BundleShape) -> int:
     return max(1, states // shape.states)
 
 
-def intact(repo: Repository, requests: int, shape: BundleShape) -> bool:
-    """Cheap check: commits are atomic and in seq order, so a complete last request and
-    nothing after it mean every request before it is there too."""
-    if repo.next_request_seq() != requests + 1 or repo.load_draft() is not None:
-        return False
-    try:
-        return len(repo.request_states(ids.request_id(requests))) == shape.states
-    except NotFoundError:
-        return False
+def committed_prefix(repo: Repository, requests: int) -> int:
+    """How many of requests 1..`requests` are committed. A build commits them in seq order,
+    one transaction each, so they form a prefix 1..k, found by bisection (each probe is one
+    indexed lookup, cheap at any size)."""
+    low, high = 0, requests
+    while low < high:
+        mid = (low + high + 1) // 2
+        if repo.index(mid, mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _tidy(repo: Repository, requests: int) -> None:
+    """Drop what a probe that died left behind: requests past the built ones, and drafts."""
+    for extra in repo.index(from_seq=requests + 1):
+        repo.forget_request(extra.id)
+    draft = repo.load_draft()
+    while draft is not None:
+        repo.discard_draft(draft[0])
+        draft = repo.load_draft()
 
 
 def ensure(
@@ -72,16 +86,27 @@ def ensure(
     progress: Progress | None = None,
     seed: int = 0,
     prefix: str = PREFIX,
+    deadline: float | None = None,
 ) -> Built:
-    """The namespace of `states` states: reused when intact, else forgotten and rebuilt."""
+    """The namespace of `states` states: reused when complete, else built on from the
+    requests already committed (an interrupted build of a million states goes on where it
+    stopped). At `deadline` (`time.monotonic()`) the build stops, incomplete."""
     repo = Repository(store, namespace_for(states, prefix))
     requests = requests_for(states, shape)
     started = time.perf_counter()
-    if intact(repo, requests, shape):
+    _tidy(repo, requests)
+    done = committed_prefix(repo, requests)
+    if done and len(repo.request_states(ids.request_id(done))) != shape.states:
+        forget(repo, states)  # built with another shape
+        done = 0
+    if done == requests:
         return Built(repo, requests, requests * shape.states, True, 0.0, [])
-    forget(repo, states)
     commit_ms: list[float] = []
-    for seq in range(1, requests + 1):
+    for seq in range(done + 1, requests + 1):
+        if deadline is not None and time.monotonic() >= deadline:
+            seconds = time.perf_counter() - started
+            reached = seq - 1  # what is there is measurable: requests 1..reached
+            return Built(repo, reached, reached * shape.states, False, seconds, commit_ms, False)
         bundle = request_bundle(repo.namespace, seq, shape, seed)
         t0 = time.perf_counter()
         repo.commit(bundle)

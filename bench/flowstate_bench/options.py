@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
 
 from flowstate_bench.embedding import LOCAL_MODEL
 
@@ -118,6 +120,8 @@ class SharedOptions:
 
 def progress_bar(console: Console) -> Progress:
     """Description, bar, done/total and elapsed time; cleared when the run ends."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),

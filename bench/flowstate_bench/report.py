@@ -61,6 +61,8 @@ def _index(index: dict[str, Any]) -> str:
 
 
 def _build(build: dict[str, Any]) -> str:
+    if "requests_per_s" in build:  # stopped by --build-minutes
+        return f"{build['seconds']} s, out of time ({build['requests_per_s']} requests/s)"
     if build["reused"]:
         return "reused"
     return f"{build['seconds']} s, commit p50 {build['commit_ms']['p50']:.0f} ms"
@@ -158,6 +160,42 @@ def cache_cost_table(tokens: dict[str, Any]) -> list[str]:
     return _table(header, rows) if rows else []
 
 
+def cli_table(cli: dict[str, Any]) -> list[str]:
+    """Start-up of each command (median ms) and its multiple of `import click`."""
+    click = cli["median_ms"]["python -c 'import click'"]
+    rows = [[f"`{c}`", f"{ms:g}", f"{ms / click:.2f}x"] for c, ms in cli["median_ms"].items()]
+    lines = _table(["command", "median ms", "vs import click"], rows)
+    extra = ", ".join(f"{k} {v:g} ms" for k, v in cli["beyond_click_ms"].items())
+    return [
+        f"Fresh processes, {cli['runs']} interleaved runs of each; load average "
+        f"{cli['load_average'][0]:g} at the start, {cli['load_average'][1]:g} at the end. "
+        f"Goal: `flowstate --help` within {cli['goal_ratio']:g}x of `import click`.",
+        "",
+        *lines,
+        "",
+        "What `flowstate --help` imports beyond click (self time by top-level import, one "
+        f"`-X importtime` run): {extra}.",
+    ]
+
+
+def scale_table(scale: dict[str, Any]) -> list[str]:
+    ref, size = scale["reference"], scale["size"]
+    rows = [
+        [
+            name.replace("_", " "),
+            f"{f[f'{ref}_ms']:g}",
+            f"{f[f'{size}_ms']:g}",
+            f"{f['ratio']:.2f}x",
+        ]
+        for name, f in scale.items()
+        if isinstance(f, dict)
+    ]
+    return _table(
+        ["p50 ms", f"{ref} states", f"{size} states", f"ratio (goal <= {scale['goal_ratio']:g}x)"],
+        rows,
+    )
+
+
 def target_table(targets: list[dict[str, Any]]) -> list[str]:
     mark = {"met": "met", "missed": "**missed**", "not measured": "not measured"}
     rows = [[t["goal"], mark[t["status"]], t["figure"]] for t in targets]
@@ -179,6 +217,16 @@ def markdown(report: dict[str, Any]) -> str:
     ]
     if report.get("engine"):
         out += ["", "## Engine (real Neo4j, no model)", "", *engine_table(report["engine"])]
+    for label, size in (report.get("unfinished") or {}).items():
+        out += ["", f"**{label} not measured**: {size['states']:,} of {size['target_states']:,} "
+                f"states built; {size['reason']}."]  # fmt: skip
+        if "step_ms" in size:
+            out += ["", f"Measured at the {size['states']:,} states reached:", "",
+                    *engine_table({f"{size['states']:,}": size})]  # fmt: skip
+    if report.get("scale"):
+        out += ["", "## Scale: 1M states against 10k (same run)", "", *scale_table(report["scale"])]
+    if report.get("cli"):
+        out += ["", "## Command-line start-up", "", *cli_table(report["cli"])]
     if report.get("tokens"):
         s = report["tokens"]["settings"]
         out += [

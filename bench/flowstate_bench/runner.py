@@ -21,13 +21,16 @@ from flowstate.llm.client import json_instruction
 from flowstate.models import StepOutput
 from flowstate.store import Repository, Store
 from flowstate.tokens import count_tokens
-from flowstate_bench import engine_suite, namespaces, plots, report, targets, token_suite
+from flowstate_bench import engine_suite, namespaces, plots, report, startup, targets, token_suite
 from flowstate_bench.engine_suite import Samples
 from flowstate_bench.synthetic import DEFAULT_SHAPE, BundleShape
 
 QUICK_SIZES = (1_000, 10_000)
 FULL_SIZES = (1_000, 10_000, 100_000)
 MILLION = 1_000_000
+# A million states is 20,000 commits (about 25-50 minutes on 2 shared cores): with --million
+# a build stops after this long, is kept, and the next run goes on from there.
+MILLION_BUILD_MINUTES = 40.0
 QUICK_SAMPLES = Samples(step_requests=8, commits=12, reveals=40, deltas=200, renders=40)
 FULL_SAMPLES = Samples(step_requests=20, commits=30, reveals=100, deltas=500, renders=100)
 
@@ -45,15 +48,28 @@ class Plan:
     notes: tuple[str, ...] = field(default=())
     prefix: str = namespaces.PREFIX  # of the engine namespaces: bench_engine_10k
     shape: BundleShape = DEFAULT_SHAPE
+    cli_runs: int = 3  # interleaved start-ups of `flowstate --help` and of `import click`
+    build_minutes: float | None = None  # per namespace; a build still short is kept, unmeasured
 
     @classmethod
-    def from_options(cls, quick: bool, million: bool, repeats: int | None, keep: bool) -> Plan:
+    def from_options(
+        cls,
+        quick: bool,
+        million: bool,
+        repeats: int | None,
+        keep: bool,
+        build_minutes: float | None = None,
+    ) -> Plan:
         sizes = QUICK_SIZES if quick else FULL_SIZES
         if million:
             sizes = (*sizes, MILLION)
         words = ["flowstate bench", "--quick" * quick, "--million" * million]
         if repeats is not None:
             words.append(f"--repeats {repeats}")
+        if million and build_minutes is None:
+            build_minutes = MILLION_BUILD_MINUTES
+        if build_minutes is not None:
+            words.append(f"--build-minutes {build_minutes:g}")
         notes = []
         if quick:
             notes.append(
@@ -68,6 +84,8 @@ class Plan:
             keep=keep,
             command=" ".join(w for w in words if w),
             notes=tuple(notes),
+            cli_runs=9 if quick else 15,
+            build_minutes=build_minutes,
         )
 
 
@@ -79,8 +97,12 @@ def require_extras() -> None:
         )
 
 
-def _engine(store: Store, plan: Plan, progress: Progress, say: Callable[[str], None]) -> dict:
+def _engine(
+    store: Store, plan: Plan, progress: Progress, say: Callable[[str], None]
+) -> tuple[dict, dict]:
+    """Figures per size, and the sizes whose build ran out of time (kept for the next run)."""
     out: dict[str, Any] = {}
+    unfinished: dict[str, Any] = {}
     try:
         for states in sorted(plan.sizes):
             label = namespaces.size_label(states)
@@ -90,7 +112,8 @@ def _engine(store: Store, plan: Plan, progress: Progress, say: Callable[[str], N
             def built(done: int, total: int, task=build) -> None:
                 progress.update(task, completed=done, total=total)
 
-            out[label] = engine_suite.measure_size(
+            minutes = plan.build_minutes
+            figures = engine_suite.measure_size(
                 store,
                 states,
                 plan.repeats,
@@ -100,14 +123,18 @@ def _engine(store: Store, plan: Plan, progress: Progress, say: Callable[[str], N
                 build_progress=built,
                 run_done=lambda r, task=runs: progress.update(task, completed=r),
                 prefix=plan.prefix,
+                deadline=None if minutes is None else time.monotonic() + minutes * 60,
             )
+            (unfinished if figures.get("unfinished") else out)[label] = figures
             progress.update(build, completed=1, total=1)
     finally:
         if not plan.keep:
             for states in plan.sizes:
+                if namespaces.size_label(states) in unfinished:
+                    continue  # kept: the next run goes on building it
                 repo = Repository(store, namespaces.namespace_for(states, plan.prefix))
                 namespaces.forget(repo, states)
-    return out
+    return out, unfinished
 
 
 def _notes(plan: Plan, load: tuple[float, float, float]) -> list[str]:
@@ -136,7 +163,10 @@ def run(store: Store, plan: Plan, out: Path, console: Console | None = None) -> 
                TimeElapsedColumn())  # fmt: skip
     with Progress(*columns, console=console, transient=False) as progress:
         say = progress.console.print
-        engine = _engine(store, plan, progress, say) if plan.sizes else {}
+        task = progress.add_task("command-line start-up", total=1)
+        cli = startup.measure(plan.cli_runs) if plan.cli_runs else {}
+        progress.update(task, completed=1)
+        engine, unfinished = _engine(store, plan, progress, say) if plan.sizes else ({}, {})
         task = progress.add_task("token suite", total=1)
         tokens = token_suite.run_suite(store, plan.depths, say=say) if plan.depths else {}
         progress.update(task, completed=1)
@@ -153,7 +183,10 @@ def run(store: Store, plan: Plan, out: Path, console: Console | None = None) -> 
             f"{sys.version.split()[0]}",
             "neo4j": store.uri,
         },
+        "cli": cli,
         "engine": engine,
+        "unfinished": unfinished,
+        "scale": targets.scale(engine),
         "tokens": tokens,
         "notes": _notes(plan, load),
     }

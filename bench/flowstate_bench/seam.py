@@ -24,6 +24,7 @@ from flowstate.models.records import MAX_CONTENT_CHARS, Usage
 from flowstate.models.step import StepOutput
 from flowstate.rules.limits import Limits
 from flowstate.store import Repository, Store
+from flowstate_bench.strategy_names import FLOWSTATE_VARIANTS
 
 Message = dict[str, Any]
 
@@ -197,12 +198,6 @@ class NoISUClient:
 
     async def acomplete(self, messages: list[Message], schema: type) -> Completion:
         return self._rule(messages, await self.inner.acomplete(messages, schema))
-
-
-FLOWSTATE_VARIANTS = ("flowstate", "flowstate_no_psa", "flowstate_no_isu")
-# The memories of `flowstate_bench.baselines`, run the same way by both harnesses.
-SHARED_MEMORIES = ("embedding", "reasoningbank", "mem0-style")
-ALIASES = {"summary": "zipact"}  # the rolling summary's earlier name, still accepted
 
 
 class FlowStateStrategy:

@@ -140,5 +140,94 @@ def demo_targets(tokens: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+SCALE_REFERENCE, SCALE_SIZE, SCALE_RATIO = "10k", "1M", 1.5
+SCALED = {"agent_start": "index_fetch_render_ms", "step_overhead": "step_ms"}
+
+
+def scale(engine: dict[str, Any], size: str = SCALE_SIZE) -> dict[str, Any] | None:
+    """Agent start and step overhead (p50) at 1M states against 10k, from the same run.
+
+    >>> scale({"10k": {"index_fetch_render_ms": {"p50": 100.0}, "step_ms": {"p50": 10.0}},
+    ...        "1M": {"index_fetch_render_ms": {"p50": 300.0}, "step_ms": {"p50": 12.0}}})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'reference': '10k', 'size': '1M', 'goal_ratio': 1.5,
+     'agent_start': {'10k_ms': 100.0, '1M_ms': 300.0, 'ratio': 3.0},
+     'step_overhead': {'10k_ms': 10.0, '1M_ms': 12.0, 'ratio': 1.2}}
+    """
+    ref, big = engine.get(SCALE_REFERENCE), engine.get(size)
+    if not ref or not big or SCALED["agent_start"] not in big:
+        return None
+    out: dict[str, Any] = {"reference": SCALE_REFERENCE, "size": size}
+    out["goal_ratio"] = SCALE_RATIO
+    for name, key in SCALED.items():
+        small, large = ref[key]["p50"], big[key]["p50"]
+        out[name] = {
+            f"{SCALE_REFERENCE}_ms": small,
+            f"{size}_ms": large,
+            "ratio": round(large / small, 2),
+        }
+    return out
+
+
+def scale_targets(
+    engine: dict[str, Any], unfinished: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Judged at 1M; when the 1M build ran out of time, not measured, with the ratios at the
+    size it reached as the figure."""
+    scaled = scale(engine)
+    big = (unfinished or {}).get(SCALE_SIZE)
+    partial = scale({**engine, "reached": big}, "reached") if big else None
+    why = "run with --million"
+    if big:
+        why = f"the {SCALE_SIZE} build reached {big['states']:,} states: {big['reason']}"
+    out = []
+    for name, what in (("agent_start", "agent start (index load + render)"),
+                       ("step_overhead", "step overhead")):  # fmt: skip
+        goal = f"{what} at 1M states within {SCALE_RATIO}x of 10k (p50, same run)"
+        if scaled is None:
+            there = ""
+            if partial:
+                f = partial[name]
+                there = (f"; at the {big['states']:,} states reached: {f['ratio']:.2f}x "
+                         f"({f['reached_ms']} ms; {f['10k_ms']} ms at 10k)")  # fmt: skip
+            out.append(_target(f"scale_{name}", goal, None, why + there))
+            continue
+        f = scaled[name]
+        out.append(
+            _target(
+                f"scale_{name}",
+                goal,
+                f["ratio"] <= SCALE_RATIO,
+                f"{f['ratio']:.2f}x ({f['1M_ms']} ms at 1M, {f['10k_ms']} ms at 10k)",
+            )
+        )
+    return out
+
+
+def cli_targets(cli: dict[str, Any]) -> list[dict[str, Any]]:
+    goal = '`flowstate --help` start-up within 2x of `python -c "import click"` (medians)'
+    if not cli:
+        return [_target("cli_help_startup", goal, None, "")]
+    ms = cli["median_ms"]
+    click = ms["python -c 'import click'"]
+    extra = ", ".join(f"{k} {v:g} ms" for k, v in list(cli["beyond_click_ms"].items())[:3])
+    return [
+        _target(
+            "cli_help_startup",
+            goal,
+            cli["ratio"] <= cli["goal_ratio"],
+            f"{cli['ratio']:.2f}x ({ms['flowstate --help']:g} vs "
+            f"{click:g} ms, {cli['runs']} interleaved runs, load "
+            f"average {cli['load_average'][0]:g}); `flowstate index --help`, which lists no "
+            f"plugins, {cli['index_help_ratio']:.2f}x. Beyond click: {extra}",
+        )
+    ]
+
+
 def judge(report: dict[str, Any]) -> list[dict[str, Any]]:
-    return engine_targets(report.get("engine", {})) + token_targets(report.get("tokens", {}))
+    return (
+        engine_targets(report.get("engine", {}))
+        + scale_targets(report.get("engine", {}), report.get("unfinished"))
+        + cli_targets(report.get("cli", {}))
+        + token_targets(report.get("tokens", {}))
+    )

@@ -8,13 +8,13 @@ from flowstate.cli.demo_command import demo
 from flowstate.cli.mcp_command import mcp
 from flowstate.cli.memory_commands import COMMANDS
 from flowstate.cli.neo4j_commands import neo4j
-from flowstate.cli.plugins import plugin_commands
+from flowstate.cli.plugins import PluginGroup
 from flowstate.cli.request_commands import COMMANDS as REQUEST_COMMANDS
 from flowstate.cli.safety_commands import COMMANDS as SAFETY_COMMANDS
 from flowstate.cli.show_command import show
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=PluginGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="flowstate")
 def main() -> None:
     """FlowState: the agent's execution state, kept in Neo4j, is its memory.
@@ -34,6 +34,5 @@ for command in [
     *SAFETY_COMMANDS,
     mcp,
     neo4j,
-    *plugin_commands(),
 ]:
     main.add_command(command)

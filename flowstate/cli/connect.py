@@ -1,15 +1,18 @@
-"""Opening a namespace's memory for a command: the configured Neo4j, or the managed local one."""
+"""Opening a namespace's memory for a command: the configured Neo4j, or the managed local one.
+
+The library is imported when a command opens its memory, not when the command is declared
+(see `flowstate.cli`).
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from flowstate.api import FlowState
-from flowstate.local.embedded import resolve_database
-from flowstate.safety.redaction import PatternRedactor, builtin_redactor
-from flowstate.safety.retention import RetentionPolicy
-from flowstate.settings import LocalServerSettings, MemorySettings, Neo4jSettings
-from flowstate.store.codec import check_namespace
+if TYPE_CHECKING:
+    from flowstate.api import FlowState
+    from flowstate.safety.redaction import PatternRedactor
 
 NAMESPACE_HELP = "Memory namespace (one per agent or tenant)."
 
@@ -29,6 +32,12 @@ def open_memory(namespace: str, *, read_only: bool = False, retention: bool = Tr
     """Connect to the configured (or managed local) Neo4j. A writable namespace gets
     FLOWSTATE_RETENTION applied first (unless `retention=False`), and what it expired is said
     on stderr; read-only commands neither read nor apply it."""
+    from flowstate.api import FlowState
+    from flowstate.local.embedded import resolve_database
+    from flowstate.safety.retention import RetentionPolicy
+    from flowstate.settings import LocalServerSettings, MemorySettings, Neo4jSettings
+    from flowstate.store.codec import check_namespace
+
     check_namespace(namespace)  # before a local server may be started for nothing
     policy = None
     if not read_only and retention:
@@ -58,6 +67,9 @@ def expired_text(counts: dict[str, dict[str, int]]) -> str:
 
 def redactor() -> PatternRedactor | None:
     """The built-in redactor unless FLOWSTATE_REDACT=false."""
+    from flowstate.safety.redaction import builtin_redactor
+    from flowstate.settings import MemorySettings
+
     return builtin_redactor() if MemorySettings().redact else None
 
 

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 from contextlib import nullcontext
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from flowstate.cli.common import emit, fails_cleanly
 from flowstate.cli.connect import open_memory
-from flowstate.demo.runner import DemoReport, RequestRow, run_demo
-from flowstate.demo.scenario import REQUESTS, scripted_policy
-from flowstate.llm.client import LiteLLMClient
-from flowstate.llm.scripted import ScriptedModel
-from flowstate.models.active import ActiveState
-from flowstate.settings import LocalServerSettings
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from flowstate.demo.runner import DemoReport, RequestRow
+    from flowstate.models.active import ActiveState
 
 BROWSER_QUERY = (
     "MATCH (r:Request {{namespace: '{ns}'}})-[p:PRODUCED]->(n)\n"
@@ -46,6 +45,13 @@ def demo(namespace: str, reset: bool, model: str | None, as_json: bool) -> None:
       flowstate demo --reset -N demo --json
       flowstate demo -m gpt-4o-mini        # needs OPENAI_API_KEY
     """
+    from rich.console import Console
+
+    from flowstate.demo.runner import run_demo
+    from flowstate.demo.scenario import REQUESTS, scripted_policy
+    from flowstate.llm.client import LiteLLMClient
+    from flowstate.llm.scripted import ScriptedModel
+
     console = Console(stderr=True, quiet=as_json)
     # The scripted planner is served only while this command runs: its name is then free again.
     scripted: ScriptedModel | None = None
@@ -98,6 +104,10 @@ def _progress_line(row: RequestRow) -> str:
 
 
 def _print_report(console: Console, report: DemoReport) -> None:
+    from rich.table import Table
+
+    from flowstate.settings import LocalServerSettings
+
     table = Table(title=f"FlowState demo - namespace {report.namespace} - model {report.model}")
     for name in (
         "request",

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from flowstate.cli.common import confirm, emit, fails_cleanly
 from flowstate.cli.connect import namespace_option, open_memory
 from flowstate.cli.show_command import request_text
-from flowstate.engine.lease import WriterLease
-from flowstate.engine.step import AgentConfig
 from flowstate.errors import NotFoundError, UsageError
-from flowstate.models import ids
-from flowstate.models.records import Request
-from flowstate.store import Repository
-from flowstate.store.namespace_node import busy, list_namespaces
+
+if TYPE_CHECKING:
+    from flowstate.models.records import Request
+    from flowstate.store import Repository
 
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 
@@ -82,6 +80,10 @@ def forget(
       flowstate forget r3 -N demo --yes
       flowstate forget --all -N demo
     """
+    from flowstate.engine.lease import WriterLease
+    from flowstate.engine.step import AgentConfig
+    from flowstate.models import ids
+
     if bool(record_id) == everything:
         raise UsageError("give either an id or --all")
     with open_memory(namespace) as fs:
@@ -112,6 +114,8 @@ def forget(
 
 def _whole_namespace(repo: Repository) -> str:
     """What `forget --all` would delete, refused while a request runs there."""
+    from flowstate.store.namespace_node import busy
+
     lease = repo.lease()
     if lease is not None:
         raise busy(repo.namespace, lease)
@@ -197,6 +201,8 @@ def namespaces(as_json: bool) -> None:
     Example:
       flowstate namespaces
     """
+    from flowstate.store.namespace_node import list_namespaces
+
     with open_memory("default", read_only=True) as fs:
         found = list_namespaces(fs.store)
     data = [n.model_dump() for n in found]

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from flowstate.cli.common import EXIT_FAILURE, emit, fails_cleanly
 from flowstate.errors import UsageError
-from flowstate.local.server import LocalServer
-from flowstate.settings import LocalServerSettings
+
+if TYPE_CHECKING:
+    from flowstate.local.server import LocalServer
 
 # --- flowstate neo4j -------------------------------------------------------------------
 
@@ -18,6 +19,9 @@ from flowstate.settings import LocalServerSettings
 def _local(
     bolt_port: int | None = None, http_port: int | None = None, version: str | None = None
 ) -> LocalServer:
+    from flowstate.local.server import LocalServer
+    from flowstate.settings import LocalServerSettings
+
     chosen = (("bolt_port", bolt_port), ("http_port", http_port), ("neo4j_version", version))
     overrides: dict[str, Any] = {k: v for k, v in chosen if v}
     return LocalServer(LocalServerSettings(**overrides))

@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from flowstate.cli.common import confirm, emit, fails_cleanly
 from flowstate.cli.connect import namespace_option, open_memory, redactor
-from flowstate.engine.agent import Agent, RunResult
-from flowstate.engine.lease import WriterLease
-from flowstate.engine.step import AgentConfig, Approval
-from flowstate.engine.tools import Tool
 from flowstate.errors import ModelError, UsageError
-from flowstate.llm.client import check_model
-from flowstate.models.active import ActiveState
+
+if TYPE_CHECKING:
+    from flowstate.engine.agent import Agent, RunResult
+    from flowstate.engine.step import Approval
 
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 _MODEL = click.option(
@@ -35,6 +33,8 @@ _MAX_STEPS = click.option("--max-steps", default=12, show_default=True, type=cli
 def load_tools(spec: str | None) -> list[Any]:
     """`module:attribute` naming a list of tools (callables or Tool objects), or a function
     returning one."""
+    from flowstate.engine.tools import Tool
+
     if not spec:
         return []
     module_name, _, attribute = spec.partition(":")
@@ -69,6 +69,8 @@ def ask_person(asked: Approval) -> bool:
 
 
 def _agent(fs: Any, model: str, tools: list[Any], max_steps: int) -> Agent:
+    from flowstate.engine.step import AgentConfig
+
     return fs.agent(
         model,
         tools=tools,
@@ -109,6 +111,8 @@ def _report(result: RunResult, as_json: bool) -> None:
 
 def _failed(agent: Agent, namespace: str, model: str, error: ModelError) -> ModelError:
     """What to tell after a model failure: a request that did nothing yet is not kept."""
+    from flowstate.models.active import ActiveState
+
     draft = agent.repo.load_draft()
     if draft is None:
         return error
@@ -143,6 +147,8 @@ def run(
     Example:
       flowstate run "Plan a weekend in Porto" -N trips -m gpt-4o-mini --tools mytools:TOOLS
     """
+    from flowstate.llm.client import check_model
+
     tools = load_tools(tools_spec)
     check_model(model)  # before anything is written
     with open_memory(namespace) as fs:
@@ -171,6 +177,8 @@ def pending(namespace: str, as_json: bool) -> None:
     Example:
       flowstate pending -N trips
     """
+    from flowstate.models.active import ActiveState
+
     with open_memory(namespace, read_only=True) as fs:
         draft = fs.repository.load_draft()
         lease = fs.repository.lease()
@@ -224,6 +232,8 @@ def resume(
     Example:
       flowstate resume -N trips -m gpt-4o-mini --tools mytools:TOOLS
     """
+    from flowstate.llm.client import check_model
+
     tools = load_tools(tools_spec)
     check_model(model)
     with open_memory(namespace) as fs:
@@ -252,6 +262,9 @@ def discard(namespace: str, yes: bool, as_json: bool) -> None:
     Example:
       flowstate discard -N trips --yes
     """
+    from flowstate.engine.lease import WriterLease
+    from flowstate.engine.step import AgentConfig
+
     with open_memory(namespace) as fs:
         draft = fs.repository.load_draft()
         if draft is None:

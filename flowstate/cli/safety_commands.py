@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from flowstate.cli.common import confirm, emit, fails_cleanly
 from flowstate.cli.connect import RETENTION_VARIABLE, namespace_option, open_memory
 from flowstate.errors import UsageError
-from flowstate.models import ids
-from flowstate.models.views import Provenance
-from flowstate.safety.retention import RetentionPolicy
+
+if TYPE_CHECKING:
+    from flowstate.models.views import Provenance
 
 _OUTPUT_CHARS = 160
 
@@ -27,6 +29,8 @@ def why(state_id: str, namespace: str, depth: int, as_json: bool) -> None:
     Example:
       flowstate why r8.plan_summary -N demo
     """
+    from flowstate.models import ids
+
     if not ids.is_state_id(state_id):
         raise UsageError(f"{state_id!r} is not a state id like r3.hotel_choice")
     with open_memory(namespace, read_only=True) as fs:
@@ -116,6 +120,8 @@ def apply(ctx: click.Context, namespace: str, policy: str, yes: bool, as_json: b
     Example:
       flowstate retention apply -N demo --policy '{"observation": 0}' --yes
     """
+    from flowstate.safety.retention import RetentionPolicy
+
     from_env = ctx.get_parameter_source("policy") is click.core.ParameterSource.ENVIRONMENT
     parsed = RetentionPolicy.parse(policy, RETENTION_VARIABLE if from_env else "--policy")
     with open_memory(namespace, retention=False) as fs:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from flowstate.cli.common import emit, fails_cleanly
 from flowstate.cli.connect import namespace_option, open_memory
-from flowstate.engine.index import state_line
 from flowstate.errors import UsageError
-from flowstate.models import ids
-from flowstate.models.records import ActionDecision, Observation, Request
-from flowstate.models.views import RevealedState
-from flowstate.store import Repository
+
+if TYPE_CHECKING:
+    from flowstate.models.records import ActionDecision, Observation, Request
+    from flowstate.models.views import RevealedState
+    from flowstate.store import Repository
 
 
 @click.command()
@@ -36,6 +38,9 @@ def show(record_id: str, namespace: str, as_json: bool) -> None:
 
 
 def _shown(repo: Repository, record_id: str) -> tuple[dict, str]:
+    from flowstate.engine.index import state_line
+    from flowstate.models import ids
+
     if ids.is_state_id(record_id):
         [revealed] = repo.reveal([record_id])
         data = {

@@ -188,9 +188,16 @@ def test_unreachable_neo4j_is_one_line(
     )
 
 
+def _subcommands(group: click.Group) -> dict[str, click.Command]:
+    """Built-in and plugin commands alike (plugins are not in `group.commands`)."""
+    ctx = click.Context(group)
+    found = {name: group.get_command(ctx, name) for name in group.list_commands(ctx)}
+    return {name: command for name, command in found.items() if command is not None}
+
+
 def _command_names(group: click.Group, prefix: str = "flowstate") -> list[str]:
     names = []
-    for name, command in group.commands.items():
+    for name, command in _subcommands(group).items():
         names.append(f"{prefix} {name}")
         if isinstance(command, click.Group):
             names += _command_names(command, f"{prefix} {name}")
@@ -205,7 +212,7 @@ def test_every_command_is_in_the_readme() -> None:
 
 def _commands(group: click.Group) -> list[click.Command]:
     found: list[click.Command] = []
-    for command in group.commands.values():
+    for command in _subcommands(group).values():
         found.append(command)
         if isinstance(command, click.Group):
             found += _commands(command)

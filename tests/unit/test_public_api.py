@@ -26,3 +26,24 @@ def test_the_entry_points_of_the_readme_are_exported() -> None:
     readme = ("FlowState", "Agent", "AgentConfig", "Tool", "ScriptedModel", "RunResult")
     for name in (*readme, "AsyncFlowState", "AsyncAgent", "Transcript"):
         assert name in flowstate.__all__
+
+
+def test_every_public_name_is_imported_lazily_from_where_it_lives() -> None:
+    import doctest
+    import importlib
+
+    from flowstate import _lazy
+
+    assert sorted(flowstate._EXPORTS) == flowstate.__all__
+    for name, module in flowstate._EXPORTS.items():
+        assert getattr(flowstate, name) is getattr(importlib.import_module(module), name)
+    result = doctest.testmod(_lazy)
+    assert result.attempted > 0 and result.failed == 0
+    assert set(dir(flowstate)) >= set(flowstate.__all__)
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    import pytest
+
+    with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
+        flowstate.Nope  # noqa: B018

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 
 from flowstate.cli.common import fails_cleanly
 from flowstate.errors import UsageError
-from flowstate_bench.arena.data import CONFIGS, ArenaData
-from flowstate_bench.arena.report import build_report, write_report
-from flowstate_bench.arena.runner import STRATEGIES, ArenaRunner, RunConfig, TaskRun
+from flowstate_bench.arena.data import CONFIGS
 from flowstate_bench.options import (
     SharedOptions,
     connect_store,
@@ -21,7 +18,13 @@ from flowstate_bench.options import (
     shared_options,
     strategy_list,
 )
-from flowstate_bench.seam import ALIASES, FLOWSTATE_VARIANTS
+from flowstate_bench.strategy_names import ALIASES, FLOWSTATE_VARIANTS
+from flowstate_bench.strategy_names import ARENA as STRATEGIES
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from flowstate_bench.arena.runner import ArenaRunner, TaskRun
 
 _folder = click.Path(path_type=Path, file_okay=False)
 
@@ -88,6 +91,12 @@ def arena(
       flowstate bench arena --config formal_reasoning_math --data ~/memoryarena \\
         --agent llm --model gpt-5-mini --judge-model gpt-5-mini --strategy flowstate,full
     """
+    from rich.console import Console
+
+    from flowstate_bench.arena.data import ArenaData
+    from flowstate_bench.arena.report import build_report, write_report
+    from flowstate_bench.arena.runner import ArenaRunner, RunConfig
+
     opts = SharedOptions(**shared)
     if opts.limit is not None and opts.task_ids:
         raise UsageError("use --tasks or --task-id, not both")

@@ -22,6 +22,7 @@ from flowstate.errors import ModelError, UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.models.records import Usage
 from flowstate.store import Store
+from flowstate_bench import strategy_names
 from flowstate_bench.arena.data import CONFIGS, ArenaData, ArenaTask
 from flowstate_bench.arena.domain import TaskEnv
 from flowstate_bench.arena.formal import Judge
@@ -50,7 +51,7 @@ from flowstate_bench.seam import (
     embedding_usage,
 )
 
-STRATEGIES = (*FLOWSTATE_VARIANTS, *MEMORIES, *SHARED_MEMORIES)
+STRATEGIES = strategy_names.ARENA
 # The memories the recall replay can run: no LLM (an embedding model is not one).
 REPLAYABLE = (*MODEL_FREE, "embedding")
 

@@ -11,11 +11,25 @@ from a folder given explicitly (`--data DIR` or `FLOWSTATE_TAU_DATA`).
 >>> [c.score.reward for c in convs]                                             # doctest: +SKIP
 """
 
-from flowstate_bench.tau.data import DOMAINS, Action, Snapshot, Task, TauData, db_hash
-from flowstate_bench.tau.env import Environment, EnvOptions, ToolCallRecord, make_env
-from flowstate_bench.tau.runner import Conversation, RunConfig, TauRunner
-from flowstate_bench.tau.scoring import Scorer, TaskScore, pass_hat_k, score_task
-from flowstate_bench.tau.strategies import STRATEGIES
+import typing
+
+from flowstate import _lazy
+
+# Imported on first use, as in `flowstate`: `flowstate bench tau --help` loads `tau.cli`,
+# which must not pay for the runner, the environments and the engine.
+_EXPORTS = {
+    **dict.fromkeys(
+        ("DOMAINS", "Action", "Snapshot", "Task", "TauData", "db_hash"), "flowstate_bench.tau.data"
+    ),
+    **dict.fromkeys(
+        ("Environment", "EnvOptions", "ToolCallRecord", "make_env"), "flowstate_bench.tau.env"
+    ),
+    **dict.fromkeys(("Conversation", "RunConfig", "TauRunner"), "flowstate_bench.tau.runner"),
+    **dict.fromkeys(
+        ("Scorer", "TaskScore", "pass_hat_k", "score_task"), "flowstate_bench.tau.scoring"
+    ),
+    "STRATEGIES": "flowstate_bench.tau.strategies",
+}
 
 __all__ = [
     "DOMAINS",
@@ -37,3 +51,12 @@ __all__ = [
     "pass_hat_k",
     "score_task",
 ]
+
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
+
+if typing.TYPE_CHECKING:
+    from flowstate_bench.tau.data import DOMAINS, Action, Snapshot, Task, TauData, db_hash
+    from flowstate_bench.tau.env import Environment, EnvOptions, ToolCallRecord, make_env
+    from flowstate_bench.tau.runner import Conversation, RunConfig, TauRunner
+    from flowstate_bench.tau.scoring import Scorer, TaskScore, pass_hat_k, score_task
+    from flowstate_bench.tau.strategies import STRATEGIES

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 
 from flowstate.cli.common import fails_cleanly
 from flowstate.errors import UsageError
@@ -18,11 +17,14 @@ from flowstate_bench.options import (
     shared_options,
     strategy_list,
 )
-from flowstate_bench.seam import ALIASES, FLOWSTATE_VARIANTS
-from flowstate_bench.tau.data import TauData
-from flowstate_bench.tau.report import build_report, results_table, write_report
-from flowstate_bench.tau.runner import Conversation, RunConfig, TauRunner
-from flowstate_bench.tau.strategies import DEFAULT_STRATEGIES, STRATEGIES
+from flowstate_bench.strategy_names import ALIASES, FLOWSTATE_VARIANTS
+from flowstate_bench.strategy_names import TAU as STRATEGIES
+from flowstate_bench.strategy_names import TAU_DEFAULT as DEFAULT_STRATEGIES
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from flowstate_bench.tau.runner import Conversation, TauRunner
 
 
 @click.command()
@@ -97,6 +99,12 @@ def tau(
       flowstate bench tau --domain airline --agent oracle --strategy all --tasks 10
       flowstate bench tau --domain retail --split test --agent llm --model gpt-4o-mini --trials 4
     """
+    from rich.console import Console
+
+    from flowstate_bench.tau.data import TauData
+    from flowstate_bench.tau.report import build_report, results_table, write_report
+    from flowstate_bench.tau.runner import RunConfig, TauRunner
+
     opts = SharedOptions(**shared)
     tau_data = TauData.locate(data)
     ids = list(opts.task_ids) or None

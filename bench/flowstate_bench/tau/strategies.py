@@ -24,9 +24,8 @@ from pydantic import BaseModel, ConfigDict
 from flowstate.engine.tools import Tool
 from flowstate.llm.client import ModelClient
 from flowstate.models.records import Usage
+from flowstate_bench import strategy_names
 from flowstate_bench.seam import (
-    FLOWSTATE_VARIANTS,
-    SHARED_MEMORIES,
     FlowStateStrategy,
     LoopAction,
     MemoryStrategy,
@@ -52,8 +51,8 @@ __all__ = [
 ]
 
 Message = dict[str, Any]
-STRATEGIES = (*FLOWSTATE_VARIANTS, "full", "bm25", "zipact", "zipact_bm25", *SHARED_MEMORIES)
-DEFAULT_STRATEGIES = ("flowstate", "full", "bm25", "zipact")
+STRATEGIES = strategy_names.TAU
+DEFAULT_STRATEGIES = strategy_names.TAU_DEFAULT
 TOOL_RESULT = "TOOL RESULT"
 SUMMARY_SYSTEM = (
     "You maintain the working memory of a customer-service agent. Rewrite the summary so that "

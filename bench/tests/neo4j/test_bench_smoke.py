@@ -12,7 +12,7 @@ from flowstate.store import Repository, Store
 from flowstate_bench import namespaces
 from flowstate_bench.engine_suite import Samples
 from flowstate_bench.runner import Plan, run
-from flowstate_bench.synthetic import BundleShape
+from flowstate_bench.synthetic import BundleShape, request_bundle
 
 pytestmark = pytest.mark.neo4j
 
@@ -26,9 +26,14 @@ def test_namespace_is_built_through_commits_then_reused(store: Store, namespace:
         assert not first.reused and first.requests == 6 and len(first.commit_ms) == 6
         assert first.repo.counts().nodes == 6 * (1 + 10 + 4)
         assert namespaces.ensure(store, 60, SHAPE, prefix=namespace).reused
-        first.repo.forget_request("r6")  # an interrupted build: rebuilt, not reused
+        first.repo.commit(request_bundle(first.repo.namespace, 7, SHAPE))  # a probe's leftover
+        first.repo.forget_request("r6")  # an interrupted build goes on from r5
+        first.repo.save_draft("r8", "{}")
         again = namespaces.ensure(store, 60, SHAPE, prefix=namespace)
-        assert not again.reused and again.repo.next_request_seq() == 7
+        assert not again.reused and len(again.commit_ms) == 1
+        assert [r.id for r in again.repo.history()] == [f"r{n}" for n in range(1, 7)]
+        assert again.repo.load_draft() is None
+        assert namespaces.ensure(store, 60, SHAPE, prefix=namespace).reused
         namespaces.forget(again.repo, 10**6)  # the request-by-request path of huge namespaces
         assert again.repo.counts().nodes == 0
     finally:
@@ -58,7 +63,37 @@ def test_tiny_bench_writes_the_report(store: Store, namespace: str, tmp_path: Pa
     )
     judged = {t["target"]: t["status"] for t in result["targets"]}
     assert judged["commit_write_tx"] in ("met", "missed") and "tokens_depth_50" in judged
+    cli = saved["cli"]
+    assert cli["runs"] == plan.cli_runs and cli["median_ms"]["flowstate --help"] > 0
+    assert cli["ratio"] == round(
+        cli["median_ms"]["flowstate --help"] / cli["median_ms"]["python -c 'import click'"], 2
+    )
+    assert saved["scale"] is None  # no 10k and 1M namespaces in this plan
     assert (tmp_path / "report.md").read_text().startswith("# FlowState benchmark")
     assert (tmp_path / "engine_latency.png").exists()
     # measured requests were forgotten, and so was the namespace (no --keep)
     assert Repository(store, namespaces.namespace_for(100, namespace)).counts().nodes == 0
+
+
+def test_a_build_out_of_time_is_kept_and_reported(
+    store: Store, namespace: str, tmp_path: Path
+) -> None:
+    plan = Plan(sizes=(100,), repeats=1, samples=TINY, depths=(), prefix=namespace, shape=SHAPE,
+                cli_runs=0, build_minutes=0)  # fmt: skip
+    repo = Repository(store, namespaces.namespace_for(100, namespace))
+    try:
+        repo.commit(request_bundle(repo.namespace, 1, SHAPE))  # an earlier, interrupted build
+        result = run(store, plan, tmp_path, Console(quiet=True))
+        assert result["engine"] == {} and result["scale"] is None
+        size = result["unfinished"]["100"]
+        assert size["states"] == 10 and size["target_states"] == 100
+        assert "the next run goes on building it" in size["reason"]
+        assert size["step_ms"]["runs"] == 1  # what was reached is measured
+        assert (
+            "**100 not measured**: 10 of 100 states built" in (tmp_path / "report.md").read_text()
+        )
+        assert [r.id for r in repo.history()] == ["r1"]  # kept, although --keep was not given
+        again = namespaces.ensure(store, 100, SHAPE, prefix=namespace)
+        assert again.complete and len(again.commit_ms) == 9  # the next build goes on from r1
+    finally:
+        repo.forget_namespace()

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from flowstate.cli.app import main
 from flowstate.engine.index import HistoricalIndex
 from flowstate.models import IndexRequest, IndexState
+from flowstate_bench.engine_suite import Samples
 from flowstate_bench.runner import FULL_SIZES, MILLION, QUICK_SIZES, Plan
 from flowstate_bench.step_probe import ACCESS, REVEALING, STEPS, plan_request
 from flowstate_bench.synthetic import request_bundle
@@ -31,7 +32,17 @@ def test_plans() -> None:
     assert quick.sizes == QUICK_SIZES and quick.repeats == 3 and quick.notes
     full = Plan.from_options(quick=False, million=True, repeats=7, keep=True)
     assert full.sizes == (*FULL_SIZES, MILLION) and full.repeats == 7 and full.keep
-    assert full.command == "flowstate bench --million --repeats 7"
+    assert full.command == "flowstate bench --million --repeats 7 --build-minutes 40"
+    assert full.build_minutes == 40 and quick.build_minutes is None
+    limited = Plan.from_options(quick=True, million=False, repeats=None, keep=False,
+                                build_minutes=0.5)  # fmt: skip
+    assert limited.build_minutes == 0.5 and limited.command.endswith("--build-minutes 0.5")
+
+
+def test_step_requests_thin_out_at_a_million_states() -> None:
+    samples = Samples(step_requests=20)
+    assert [samples.step_requests_at(n) for n in (1_000, 100_000, 1_000_000)] == [20, 20, 2]
+    assert Samples(step_requests=1).step_requests_at(1_000_000) == 1
 
 
 def _index(requests: int) -> HistoricalIndex:

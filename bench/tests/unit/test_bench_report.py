@@ -16,6 +16,7 @@ def _size(states: int, step: tuple[float, float], commit: float) -> dict:
     """Steps of (plain, revealing) p50 ms, against a 1 ms round trip and a 4 ms write."""
     out = {key: _lat(1.0, 2.0) for key, _ in report.ENGINE_ROWS}
     out.update(step_plain_ms=_lat(step[0], step[0]), step_reveal_ms=_lat(step[1], step[1]))
+    out.update(step_ms=_lat(step[0], step[1]))
     out.update(commit_ms=_lat(commit, commit * 2), write_tx_ms=_lat(4.0, 5.0))
     out.update(
         states=states,
@@ -77,6 +78,9 @@ def test_targets_met_and_missed() -> None:
         "step_plain_rtt": "met",  # 2 ms against a 1 ms round trip: 2x <= 3x
         "step_reveal_rtt": "met",  # 5x <= 6x
         "commit_write_tx": "met",  # 40 ms against a 4 ms write: 10x <= 10x
+        "scale_agent_start": "not measured",  # no 10k and 1M in this report
+        "scale_step_overhead": "not measured",
+        "cli_help_startup": "not measured",
         "tokens_depth_50": "met",
         "index_within_budget": "met",
         "no_extra_calls": "met",
@@ -102,6 +106,58 @@ def test_a_probe_missing_from_the_report_is_not_measured() -> None:
     del rep["engine"]["100k"]["bolt_rtt_ms"]
     t = {t["target"]: t for t in targets.judge(rep)}
     assert t["step_plain_rtt"]["status"] == t["step_reveal_rtt"]["status"] == "not measured"
+
+
+def _cli(help_ms: float) -> dict:
+    return {
+        "median_ms": {
+            "flowstate --help": help_ms,
+            "flowstate index --help": 150.0,
+            "python -c 'import click'": 100.0,
+            "python -c 'pass'": 25.0,
+        },
+        "ratio": help_ms / 100,
+        "index_help_ratio": 1.5,
+        "goal_ratio": 2.0,
+        "runs": 15,
+        "load_average": [0.4, 0.5],
+        "beyond_click_ms": {"importlib.metadata": 45.0, "flowstate.cli.app": 20.0},
+    }
+
+
+def test_scale_and_start_up_are_judged_and_shown() -> None:
+    rep = _report()
+    rep["engine"] = {
+        "10k": _size(10_000, (10.0, 20.0), 40.0),
+        "1M": _size(1_000_000, (12.0, 30.0), 45.0),
+    }
+    rep["engine"]["1M"]["index_fetch_render_ms"] = _lat(3.0, 4.0)  # 3x the 10k figure
+    rep["scale"] = targets.scale(rep["engine"])
+    rep["cli"] = _cli(210.0)
+    t = {t["target"]: t for t in targets.judge(rep)}
+    assert t["scale_step_overhead"]["status"] == "met"
+    assert t["scale_step_overhead"]["figure"].startswith("1.20x (12.0 ms at 1M")
+    assert t["scale_agent_start"]["status"] == "missed"
+    assert t["cli_help_startup"]["status"] == "missed"
+    assert t["cli_help_startup"]["figure"].startswith("2.10x (210 vs 100 ms, 15 interleaved")
+    assert "importlib.metadata 45 ms" in t["cli_help_startup"]["figure"]
+    rep["cli"] = _cli(190.0)
+    assert _status(rep)["cli_help_startup"] == "met"
+    reached = rep["engine"].pop("1M") | {"states": 400_000, "target_states": 1_000_000}
+    rep["unfinished"] = {"1M": reached | {"reason": "its time ran out"}}
+    t = {t["target"]: t for t in targets.judge(rep)}
+    assert t["scale_agent_start"]["status"] == "not measured"
+    assert t["scale_agent_start"]["figure"] == (
+        "the 1M build reached 400,000 states: its time ran out; at the 400,000 states "
+        "reached: 3.00x (3.0 ms; 1.0 ms at 10k)"
+    )
+    rep["engine"]["1M"] = reached
+    del rep["unfinished"]
+    rep["targets"] = targets.judge(rep)
+    text = report.markdown(rep)
+    assert "| agent start | 1 | 3 | 3.00x |" in text
+    assert "| `flowstate --help` | 190 | 1.90x |" in text
+    assert "load average 0.4 at the start" in text
 
 
 def test_markdown_has_every_table() -> None:

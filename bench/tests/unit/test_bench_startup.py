@@ -1,0 +1,28 @@
+"""The command-line start-up probe: its profile attribution, and one real measurement."""
+
+from __future__ import annotations
+
+import doctest
+
+from flowstate_bench import startup, targets
+
+
+def test_doctests() -> None:
+    for module in (startup, targets):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+def test_a_measurement_runs_the_real_console_script() -> None:
+    cli = startup.measure(1)
+    ms = cli["median_ms"]
+    assert set(ms) == {
+        "flowstate --help",
+        "flowstate index --help",
+        "python -c 'import click'",
+        "python -c 'pass'",
+    }
+    assert 0 < ms["python -c 'pass'"] < ms["flowstate --help"]
+    assert cli["ratio"] == round(ms["flowstate --help"] / ms["python -c 'import click'"], 2)
+    # The plugin lookup behind `flowstate --help` shows up in the profile.
+    assert "importlib.metadata" in cli["beyond_click_ms"]

@@ -40,9 +40,6 @@ from flowstate_bench.baselines import make_memory
 from flowstate_bench.embedding import LOCAL_MODEL, Embedder
 from flowstate_bench.memory_models import MemoryClients
 from flowstate_bench.seam import (
-    ALIASES,
-    FLOWSTATE_VARIANTS,
-    SHARED_MEMORIES,
     FlowStateStrategy,
     MemoryStrategy,
     Namespaces,
@@ -50,6 +47,7 @@ from flowstate_bench.seam import (
     TurnResult,
     embedding_usage,
 )
+from flowstate_bench.strategy_names import ALIASES, FLOWSTATE_VARIANTS, SHARED_MEMORIES
 
 STRATEGIES = strategy_names.ARENA
 # The memories the recall replay can run: no LLM (an embedding model is not one).

@@ -25,12 +25,10 @@ from flowstate_bench.baselines import make_memory
 from flowstate_bench.embedding import LOCAL_MODEL, Embedder
 from flowstate_bench.memory_models import MemoryClients
 from flowstate_bench.seam import (
-    ALIASES,
-    FLOWSTATE_VARIANTS,
-    SHARED_MEMORIES,
     Namespaces,
     TurnResult,
 )
+from flowstate_bench.strategy_names import ALIASES, FLOWSTATE_VARIANTS, SHARED_MEMORIES
 from flowstate_bench.tau.data import Task, TauData
 from flowstate_bench.tau.env import Environment, EnvOptions, ToolCallRecord, make_env
 from flowstate_bench.tau.oracle import ScriptedAgent

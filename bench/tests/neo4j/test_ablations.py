@@ -14,7 +14,7 @@ from flowstate_bench.arena.data import CONFIGS, ArenaData
 from flowstate_bench.arena.report import build_report
 from flowstate_bench.arena.runner import ArenaRunner
 from flowstate_bench.arena.runner import RunConfig as ArenaConfig
-from flowstate_bench.seam import FLOWSTATE_VARIANTS
+from flowstate_bench.strategy_names import FLOWSTATE_VARIANTS
 from flowstate_bench.tau.data import TauData
 from flowstate_bench.tau.runner import RunConfig, TauRunner
 

@@ -20,7 +20,7 @@ from flowstate_bench.arena.memories import MEMORIES
 from flowstate_bench.arena.report import build_report, write_report
 from flowstate_bench.arena.runner import ArenaRunner, RunConfig, TaskRun
 from flowstate_bench.memory_models import memory_policy
-from flowstate_bench.seam import SHARED_MEMORIES
+from flowstate_bench.strategy_names import SHARED_MEMORIES
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "memoryarena"
 BASELINES = ["full", "bm25", "summary", "none", "plans"]

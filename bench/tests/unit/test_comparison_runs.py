@@ -183,7 +183,7 @@ def test_strategy_all_names_every_strategy_and_aliases_are_accepted() -> None:
 
     from flowstate_bench.arena.runner import STRATEGIES as ARENA
     from flowstate_bench.options import strategy_list
-    from flowstate_bench.seam import ALIASES, FLOWSTATE_VARIANTS, SHARED_MEMORIES
+    from flowstate_bench.strategy_names import ALIASES, FLOWSTATE_VARIANTS, SHARED_MEMORIES
     from flowstate_bench.tau.strategies import STRATEGIES as TAU
 
     parse = strategy_list(TAU, tuple(ALIASES))

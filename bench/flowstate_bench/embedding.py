@@ -27,9 +27,10 @@ from typing import Any
 
 from flowstate.models.records import Usage
 from flowstate.tokens import count_tokens
+from flowstate_bench.strategy_names import LOCAL_EMBEDDING
 
 PROVIDER = "flowstate-embed"
-LOCAL_MODEL = f"{PROVIDER}/hash-256"
+LOCAL_MODEL = LOCAL_EMBEDDING  # named where the command lines can read it cheaply
 DEFAULT_DIMENSIONS = 256
 _WORD = re.compile(r"[a-z0-9]+")
 _install_lock = threading.Lock()

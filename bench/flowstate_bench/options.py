@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
 
-from flowstate_bench.embedding import LOCAL_MODEL
+from flowstate_bench.strategy_names import LOCAL_EMBEDDING
 
 
 def strategy_list(
@@ -61,7 +61,7 @@ def shared_options(fn: F) -> F:
         ),
         click.option(
             "--embedding-model",
-            default=LOCAL_MODEL,
+            default=LOCAL_EMBEDDING,
             show_default=True,
             help="litellm embedding model, e.g. text-embedding-3-small; the default is local.",
         ),

@@ -6,6 +6,8 @@ receives the script's name as `model`.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import threading
 from typing import Any
 
@@ -45,7 +47,10 @@ class ScriptedProvider(litellm.CustomLLM):
     async def acompletion(
         self, model: str, messages: list[Message], *args: Any, **kwargs: Any
     ) -> Any:
-        return self.completion(model, messages, *args, **kwargs)
+        # Off the event loop, as a real provider's call is: a script may block (or act as
+        # another process against Neo4j) while the agent's draft save runs on the loop.
+        call = functools.partial(self.completion, model, messages, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(None, call)
 
 
 _provider = ScriptedProvider()

@@ -90,6 +90,9 @@ class AgentCore(Generic[R]):
         # The model's reply to the call whose write-behind draft save failed: resume() saves
         # the draft, then acts on this reply instead of asking the model again.
         self.unsaved_reply: Completion[StepOutput] | None = None
+        # The request whose draft this agent saved last: when its draft is gone at resume(),
+        # another writer discarded or finished it meanwhile.
+        self._saved_request: str | None = None
         self.index = HistoricalIndex((), self.config.index_budget_tokens, self._model_name)
         self._stamp: Stamp | None = None  # None: the index was never loaded
         self._last_seq = 0
@@ -163,6 +166,7 @@ class AgentCore(Generic[R]):
             yield from self.ops.save_draft(
                 command.request_id, command.payload, owner=self.writer, lease_s=lease_s
             )
+            self._saved_request = command.request_id
             return None
         if isinstance(command, Reveal):
             return (yield from self._reveal(command))
@@ -209,6 +213,16 @@ class AgentCore(Generic[R]):
         """The driver that continues the interrupted request (this process's own Active State
         when the database failed under it, else the saved draft)."""
         inflight, self._inflight = self._inflight, None
+        # Without a draft and not ended: gone by another writer's hand. (An ended request's
+        # draft is gone when its commit landed unacknowledged; the driver checks that one.)
+        gone = draft is None and inflight is not None and inflight.finish is None
+        if gone and inflight is not None and self._saved_request == inflight.request_id:
+            self.unsaved_reply = None
+            raise UsageError(
+                f"request {inflight.request_id} was discarded or finished by another writer "
+                "while this process was cut off from Neo4j (its draft is gone); nothing of it "
+                "is resumed here"
+            )
         if inflight is not None and (draft is None or draft[0] == inflight.request_id):
             return self.driver(inflight, Start.INFLIGHT)  # newer than any draft it saved
         self.unsaved_reply = None  # it answered the Active State dropped here

@@ -11,6 +11,7 @@ The store work is the same plans the sync `Agent` runs (`engine.agent_core`), aw
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import Iterable
 from typing import Any
@@ -29,6 +30,7 @@ from flowstate.engine.driver import (
     approver_outcome,
 )
 from flowstate.engine.lease import AsyncWriterLease
+from flowstate.errors import FlowStateError
 from flowstate.llm.client import Completion
 from flowstate.models.records import Relation
 from flowstate.models.step import StepOutput
@@ -110,7 +112,17 @@ class AsyncAgent(AgentCore[AsyncRepository]):
             saving = asyncio.ensure_future(self.repo.run(self.store_plan(command.save)))
             try:
                 reply = await self.model.acomplete(command.messages, StepOutput)
-            finally:
-                with self.keeping_reply(reply):
+            except asyncio.CancelledError:
+                # Cancelled: the save goes too (its transaction rolls back), so that it cannot
+                # land after a resume has committed the request.
+                saving.cancel()
+                with contextlib.suppress(asyncio.CancelledError, FlowStateError):
                     await saving
+                raise
+            except BaseException:
+                with self.keeping_reply(None):  # the draft is durable even when the call failed
+                    await saving
+                raise
+            with self.keeping_reply(reply):
+                await saving  # (a cancellation here cancels the save with it)
         return self.called(command.messages, reply)

@@ -59,7 +59,8 @@ class CallModel:
     With `save`, the draft of the step that just ended is saved while the model thinks
     (write-behind): the shell may start it before the call and must have it durable before
     it sends the completion back, so that no tool runs and nothing commits ahead of it. A
-    failed save is raised instead of the completion (the step is redone on resume).
+    failed save is raised instead of the completion; the same agent keeps the completion and
+    acts on it at resume (a new process resumes from the older draft and asks again).
     """
 
     messages: list[Message]

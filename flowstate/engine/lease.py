@@ -73,7 +73,7 @@ class WriterLease:
         while not self._stop.wait(max(1.0, self.ttl_s / 3)):
             # Lost or unreachable: the next draft save or commit says so.
             with contextlib.suppress(FlowStateError):
-                self.repo.acquire_lease(self.owner, self.ttl_s)
+                self.repo.run(self.repo.ops.renew_lease(self.owner, self.ttl_s))
 
 
 class AsyncWriterLease:
@@ -108,7 +108,7 @@ class AsyncWriterLease:
         while True:
             await asyncio.sleep(max(1.0, self.ttl_s / 3))
             with contextlib.suppress(FlowStateError):
-                await self.repo.run(self.repo.ops.acquire_lease(self.owner, self.ttl_s))
+                await self.repo.run(self.repo.ops.renew_lease(self.owner, self.ttl_s))
 
 
 def _dead_here(owner: str) -> bool:

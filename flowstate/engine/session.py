@@ -285,6 +285,11 @@ class Session:
         fails, the step is undone: an error means nothing of the call was applied, and the
         host sends it again."""
         self._closed()
+        if self.active.finish is not None and undo_on_failure:
+            raise UsageError(
+                f"request {self.request_id} has ended; its commit was cut by a database "
+                "failure: commit again (it commits the answer already given, never twice)"
+            )
         try:
             out = StepOutput.model_validate(raw)
         except ValidationError as e:

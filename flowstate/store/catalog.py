@@ -28,6 +28,7 @@ class Q(StrEnum):
     TOUCH_NAMESPACE = "touch_namespace"
     NAMESPACE_STAMP = "namespace_stamp"
     ACQUIRE_LEASE = "acquire_lease"
+    RENEW_LEASE = "renew_lease"
     RELEASE_LEASE = "release_lease"
     TAKE_OVER_LEASE = "take_over_lease"
     COMMIT_BUNDLE = "commit_bundle"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import neo4j.time
@@ -103,8 +103,12 @@ def to_props(model: Record) -> dict[str, Any]:
     props = model.model_dump(mode="json", exclude={"namespace"})
     for name, value in model:
         if isinstance(value, datetime):
-            if value.tzinfo is None or value.utcoffset() is None:
+            offset = value.utcoffset()
+            if offset is None:
                 raise ValidationFailed(f"{model.id}: {name} must be timezone-aware")
+            # ISO 8601 text and Neo4j's datetime() keep offsets to the minute: an offset with
+            # seconds (old local mean times) is sent as the same instant in UTC.
+            props[name] = (value.astimezone(UTC) if offset.seconds % 60 else value).isoformat()
         elif isinstance(value, str):
             check_text(model.id, name, value)
     if isinstance(model, Request):

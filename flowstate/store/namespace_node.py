@@ -91,6 +91,23 @@ def hold(namespace: str, owner: str, ttl_s: int) -> TxWork[None]:
         raise busy(namespace, Lease(owner=row["owner"], expires=row["expires"].to_native()))
 
 
+def renew(namespace: str, owner: str, ttl_s: int) -> TxWork[None]:
+    """Renew `owner`'s lease inside a transaction, only while it still holds it; NamespaceBusy
+    (rolling the transaction back) when another writer took it over or released it since."""
+    rows = yield Stmt(Q.RENEW_LEASE, {"namespace": namespace, "owner": owner, "ttl_s": ttl_s})
+    if rows and rows[0]["renewed"]:
+        return
+    holder = rows[0]["owner"] if rows else None
+    raise NamespaceBusy(
+        f"writer {owner} lost namespace {namespace!r}: its lease expired and "
+        + (f"writer {holder} holds it now" if holder else "another writer took it and let it go")
+        + "; that writer may have resumed, discarded or finished this request. Nothing was "
+        "written; start the request again",
+        owner=holder,
+        expires=rows[0]["expires"].to_native() if rows and rows[0]["expires"] else None,
+    )
+
+
 def busy(namespace: str, lease: Lease) -> NamespaceBusy:
     return NamespaceBusy(
         f"namespace {namespace!r} is busy: writer {lease.owner} holds its lease until "

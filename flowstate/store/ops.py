@@ -50,6 +50,7 @@ from flowstate.store.namespace_node import (
     check_ttl,
     hold,
     lease_of,
+    renew,
     stamp_of,
 )
 from flowstate.store.plans import Plan, Read, Stmt, Transaction, TxWork, Write
@@ -164,6 +165,12 @@ class Ops:
         ttl_s = check_ttl(ttl_s)
         yield Transaction(lambda: hold(self.namespace, owner, ttl_s))
 
+    def renew_lease(self, owner: str, ttl_s: int = DEFAULT_LEASE_S) -> Plan[None]:
+        """Renew `owner`'s lease while it still holds it; NamespaceBusy when it was lost."""
+        self.writable("renew the writer lease")
+        ttl_s = check_ttl(ttl_s)
+        yield Transaction(lambda: renew(self.namespace, owner, ttl_s))
+
     def take_over_lease(self, dead: str, owner: str, ttl_s: int = DEFAULT_LEASE_S) -> Plan[bool]:
         """Take the lease from a holder known to be dead; False if `dead` no longer holds it."""
         self.writable("take the writer lease")
@@ -198,7 +205,7 @@ class Ops:
 
         def work() -> TxWork[None]:
             if owner is not None:
-                yield from hold(self.namespace, owner, lease_s)
+                yield from renew(self.namespace, owner, lease_s)
             state_ids, observation_ids = drafts.copied_ids(payload)
             kept = payload
             if state_ids or observation_ids:
@@ -234,7 +241,7 @@ class Ops:
 
         def work() -> TxWork[None]:
             if owner is not None:
-                yield from hold(self.namespace, owner, lease_s)
+                yield from renew(self.namespace, owner, lease_s)
             yield from write_bundle(self.namespace, bundle)
 
         yield Transaction(work)

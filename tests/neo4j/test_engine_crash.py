@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flowstate import Outcome, StoreUnavailable
+from flowstate import Outcome, StoreUnavailable, UsageError
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
 from tests.neo4j.conftest import Raw
@@ -169,3 +169,20 @@ def test_a_failed_write_behind_save_keeps_the_reply_for_resume(
     [bundle] = repo.bundles()
     assert [s.id for s in bundle.states] == ["r1.a", "r1.b"]
     assert agent.pending() is None
+
+
+def test_a_request_another_writer_discarded_meanwhile_is_not_resumed_from_memory(
+    shell: str, store: Store, namespace: str, repo: Repository
+) -> None:
+    """Cut off from Neo4j, this agent keeps its request in memory; another writer discards
+    it meanwhile. resume() must not bring it back."""
+    h = Harness(store, namespace, shell)
+    agent, _ = h.agent([step([add("a")]), step([add("b")], action=final("done"))])
+    fail_save(agent, 2)
+    with pytest.raises(StoreUnavailable):
+        agent.run("two steps")
+    other, _ = h.agent([])
+    assert other.discard() == "r1"
+    with pytest.raises(UsageError, match="r1 was discarded or finished by another writer"):
+        agent.resume()
+    assert repo.history() == [] and repo.load_draft() is None

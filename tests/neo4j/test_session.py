@@ -208,3 +208,27 @@ def test_an_answer_longer_than_a_request_is_refused(store: Store, repo: Reposito
     with pytest.raises(UsageError, match="the answer has 100001 characters"):
         session.commit("x" * 100_001)
     assert session.commit("fine").request_id == "r1"
+
+
+def test_after_a_cut_commit_only_the_commit_goes_on(store: Store, repo: Repository) -> None:
+    """The commit failed after the request ended: a later step would commit it silently, so
+    every step but the commit is refused, and the commit commits the answer given."""
+    session = Session.start(repo, "commit through an outage")
+    session.record([BUDGET])
+    ops = session._agent.repo.ops
+    real_commit, failures = ops.commit, [1]
+
+    def failing(bundle: Any, **lease: Any) -> Any:
+        if failures:
+            failures.pop()
+            raise StoreUnavailable("Neo4j went away")
+        return real_commit(bundle, **lease)
+
+    ops.commit = failing
+    with pytest.raises(StoreUnavailable):
+        session.commit("answer one", "first")
+    with pytest.raises(UsageError, match="r1 has ended; its commit was cut"):
+        session.record([add("second")])
+    assert session.commit("answer two").request_id == "r1"
+    assert repo.get_request("r1").answer == "answer one"
+    assert [s.id for s in repo.bundles()[0].states] == ["r1.budget"]

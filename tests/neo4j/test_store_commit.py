@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
 import pytest
 
 from flowstate.errors import NotFoundError, ReadOnlyError, ValidationFailed
@@ -175,3 +177,14 @@ def test_read_only_repository_refuses_every_write(store, repo, make):
             write()
     assert ro.index()[0].id == "r1"
     assert ro.counts() == repo.counts()
+
+
+def test_an_offset_with_seconds_keeps_its_instant(repo, make):
+    """ISO text and Neo4j's datetime() keep offsets to the minute; old local mean times have
+    seconds (Lisbon before 1912: -00:36:45). The instant is kept."""
+    lisbon_lmt = timezone(-timedelta(minutes=36, seconds=45))
+    started = datetime(1911, 5, 1, 12, 0, 0, 123456, tzinfo=lisbon_lmt)
+    bundle = make.bundle(1, states=["x"])
+    request = bundle.request.model_copy(update={"started_at": started})
+    repo.commit(bundle.model_copy(update={"request": request}))
+    assert repo.get_request("r1").started_at == started

@@ -166,6 +166,23 @@ def test_an_expired_lease_is_taken_and_its_old_holder_can_write_nothing(repo, ma
     assert repo.history() == []
 
 
+def test_a_lease_taken_over_and_released_is_not_won_back_by_a_save(repo, make):
+    """The taker discarded the request and let the lease go: the old writer, back from a
+    pause, saves or commits nothing (a save renews only a lease still its own)."""
+    repo.acquire_lease("a", 1)
+    repo.save_draft("r1", '{"step": 1}', owner="a", lease_s=1)
+    time.sleep(1.2)
+    repo.acquire_lease("b", 60)
+    assert repo.discard_draft("r1") and repo.release_lease("b")
+    with pytest.raises(NamespaceBusy, match="writer a lost namespace .* let it go"):
+        repo.save_draft("r1", '{"step": 2}', owner="a")
+    with pytest.raises(NamespaceBusy, match="writer a lost namespace"):
+        repo.commit(make.bundle(1, states=["x"]), owner="a")
+    assert repo.load_draft() is None and repo.history() == [] and repo.lease() is None
+    repo.acquire_lease("a", 60)  # a new request acquires it anew
+    repo.save_draft("r2", '{"step": 1}', owner="a")
+
+
 def test_leases_are_per_namespace(repo, other_repo):
     repo.acquire_lease("a", 60)
     other_repo.acquire_lease("b", 60)

@@ -8,7 +8,8 @@ official chunks, τ-bench one transcript per finished turn.
 - `ReasoningBank` (`reasoningbank`): per chunk, one LLM call judges the trajectory
   (success/failure), one extracts at most 3 memory items (title, description, content), and
   the first 4,096 characters of the chunk are embedded as the record's key; at read time the
-  query is embedded with an instruction prefix and the top 5 records are returned whole.
+  query is embedded with an instruction prefix and the top 5 records are returned as plain
+  text (title / description / content lines, as ReasoningBank's prompt shows items).
 - `Mem0Style` (`mem0-style`): the Mem0 paper's algorithm (arXiv 2504.19413): per chunk, one LLM
   call extracts facts, the facts are embedded and matched against the most similar stored
   memories, and one LLM call decides ADD / UPDATE / DELETE / NONE for each; at read time one
@@ -169,9 +170,21 @@ class ReasoningBank(_Spending):
         q = self.embedder.one(RB_QUERY_PREFIX + query)
         scores = [100 * cosine(q, k) for k in self.keys]
         best = sorted(range(len(scores)), key=lambda i: -scores[i])[: self.top_k]
-        return "\n".join(
-            f"<memory>{json.dumps(self.records[i], ensure_ascii=False)}</memory>" for i in best
-        )
+        return "\n".join(f"<memory>{render_record(self.records[i])}</memory>" for i in best)
+
+
+def render_record(record: dict[str, Any]) -> str:
+    """A record as ReasoningBank's prompt shows memory items: plain title / description /
+    content lines, so the reader (a model, or the scripted oracle) sees the text unescaped."""
+    lines = [f"Outcome: {record['label']}"]
+    for n, item in enumerate(record["memory_items"], 1):
+        lines += [
+            f"Memory Item {n}",
+            f"# Title: {item['title']}",
+            f"# Description: {item['description']}",
+            f"# Content: {item['content']}",
+        ]
+    return "\n".join(lines)
 
 
 class Facts(BaseModel):

@@ -5,9 +5,9 @@ Every baseline that embeds (`embedding`, `reasoningbank`, `mem0-style`) calls
 reaches OpenAI and `flowstate-embed/hash-256` (the default) reaches the local provider below,
 registered in litellm's custom-provider map like the scripted chat models.
 
-The local embedding is a hashed bag of words and character trigrams (signed feature hashing,
+The local embedding is a hashed bag of words and character trigrams (unsigned feature hashing,
 sublinear term frequency, L2-normalised): texts that share words are close, unrelated texts
-are near-orthogonal. No model, no network, the same vector on every machine.
+score low (never below 0). No model, no network, the same vector on every machine.
 
 >>> emb = Embedder(LOCAL_MODEL)
 >>> a, b, c = emb.embed(["hdmi 2.1 cable", "an HDMI 2.1 cable, 2 m", "tilt-head stand mixer"])
@@ -48,7 +48,9 @@ def dimensions_of(model: str) -> int:
 
 
 def hash_vector(text: str, dims: int = DEFAULT_DIMENSIONS) -> Vector:
-    """Signed feature hashing of words and character trigrams, L2-normalised."""
+    """Unsigned feature hashing of words and character trigrams, L2-normalised. Unsigned so
+    every cosine is >= 0, as with a real embedding model: signed hashing gave unrelated texts
+    negative cosines, which MemoryArena's `score > 0` filter then dropped."""
     words = _WORD.findall(text.lower())
     features: Counter[str] = Counter(f"w:{w}" for w in words)
     for w in words:
@@ -58,9 +60,8 @@ def hash_vector(text: str, dims: int = DEFAULT_DIMENSIONS) -> Vector:
     for feature, count in features.items():
         digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
         slot = int.from_bytes(digest[:4], "little") % dims
-        sign = 1.0 if digest[4] & 1 else -1.0
         weight = 1.0 + math.log(count)
-        vec[slot] += sign * (weight if feature.startswith("w:") else 0.5 * weight)
+        vec[slot] += (weight if feature.startswith("w:") else 0.5 * weight)
     norm = math.sqrt(sum(v * v for v in vec))
     return [v / norm for v in vec] if norm else vec
 

@@ -61,7 +61,7 @@ def hash_vector(text: str, dims: int = DEFAULT_DIMENSIONS) -> Vector:
         digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
         slot = int.from_bytes(digest[:4], "little") % dims
         weight = 1.0 + math.log(count)
-        vec[slot] += (weight if feature.startswith("w:") else 0.5 * weight)
+        vec[slot] += weight if feature.startswith("w:") else 0.5 * weight
     norm = math.sqrt(sum(v * v for v in vec))
     return [v / norm for v in vec] if norm else vec
 

@@ -170,7 +170,8 @@ class ReasoningBank(_Spending):
         q = self.embedder.one(RB_QUERY_PREFIX + query)
         scores = [100 * cosine(q, k) for k in self.keys]
         best = sorted(range(len(scores)), key=lambda i: -scores[i])[: self.top_k]
-        return "\n".join(f"<memory>{render_record(self.records[i])}</memory>" for i in best)
+        # The tags on lines of their own: each item line reads as it was written.
+        return "\n".join(f"<memory>\n{render_record(self.records[i])}\n</memory>" for i in best)
 
 
 def render_record(record: dict[str, Any]) -> str:

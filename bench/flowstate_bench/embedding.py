@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from flowstate.errors import ModelError, UsageError
 from flowstate.models.records import Usage
 from flowstate.tokens import count_tokens
 from flowstate_bench.strategy_names import LOCAL_EMBEDDING
@@ -42,9 +43,12 @@ Vector = list[float]
 
 
 def dimensions_of(model: str) -> int:
-    """`hash-512` -> 512; any other local name -> the default."""
-    match = re.search(r"(\d+)$", model)
-    return int(match.group(1)) if match else DEFAULT_DIMENSIONS
+    """`hash-512` -> 512; a local name that is not `hash-<n>` is refused (a typo would
+    otherwise run silently at the default size)."""
+    match = re.fullmatch(r"(?:.*/)?hash-(\d+)", model)
+    if match is None or int(match.group(1)) < 1:
+        raise UsageError(f"unknown local embedding model {model!r}: use {PROVIDER}/hash-<n>")
+    return int(match.group(1))
 
 
 def hash_vector(text: str, dims: int = DEFAULT_DIMENSIONS) -> Vector:
@@ -112,6 +116,8 @@ class Embedder:
     memory's embedding spend is reported apart from the task agent's."""
 
     def __init__(self, model: str = LOCAL_MODEL, **litellm_kwargs: Any) -> None:
+        if model.startswith(f"{PROVIDER}/"):
+            dimensions_of(model)  # refuse a misnamed local model before any run starts
         self.model, self.kwargs = model, litellm_kwargs
         self.usage = Usage()
 
@@ -124,7 +130,14 @@ class Embedder:
         if self.model.startswith(f"{PROVIDER}/"):
             install()
         sent = [t if t.strip() else " " for t in texts]
-        response = litellm.embedding(model=self.model, input=sent, **self.kwargs)
+        try:
+            response = litellm.embedding(model=self.model, input=sent, **self.kwargs)
+        except Exception as e:  # litellm's errors (unknown model, no key): one line, not a trace
+            detail = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            raise ModelError(
+                f"embedding model {self.model!r} refused the call: {type(e).__name__}: "
+                f"{detail[:300]}"
+            ) from e
         data = sorted(response.data, key=lambda d: d["index"])
         given = getattr(response, "usage", None)
         tokens = getattr(given, "prompt_tokens", 0) or sum(count_tokens(t) for t in sent)

@@ -221,3 +221,12 @@ def test_arena_zipact_bm25_retrieves_the_needle_from_the_raw_chunks() -> None:
         assert memory.extra_calls == 1  # one summary call, the BM25 read is model-free
     finally:
         unregister(model.name)
+
+
+def test_a_misnamed_or_unknown_embedding_model_fails_in_one_line() -> None:
+    from flowstate.errors import ModelError, UsageError
+
+    with pytest.raises(UsageError, match="hash-<n>"):
+        Embedder(f"{emb.PROVIDER}/hash-abc")
+    with pytest.raises(ModelError, match="'no-such-embedding-model' refused the call"):
+        Embedder("no-such-embedding-model").embed(["x"])

@@ -28,6 +28,7 @@ STRATEGY_NAMES = {
     "rolling_summary": "Rolling summary",
     "flowstate_no_psa": "FlowState without PSA",
     "embedding": "Embedding top-k",
+    "recency_window": "Recency window (last k turns)",
 }
 
 

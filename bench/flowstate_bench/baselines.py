@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowstate.llm.client import ModelClient
+from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.models.records import Usage
 from flowstate.tokens import encoder
 from flowstate_bench.embedding import Embedder, Vector, cosine
@@ -37,6 +37,10 @@ EMBEDDING_TOP_K = 3
 RB_TOP_K = 5
 RB_KEY_CHARS = 4_096
 RB_MAX_ITEMS = 3
+# MemoryArena's ReasoningBank samples its judge at 0 and its extractor at 0.7 (not sent to
+# gpt-5 models, which take only their default, as MemoryArena does not send it either).
+RB_JUDGE_TEMPERATURE = 0.0
+RB_EXTRACT_TEMPERATURE = 0.7
 RB_QUERY_PREFIX = "Instruct: Given a task, retrieve the most relevant past experience.\nQuery: "
 MEM0_SIMILAR = 10
 MEM0_TOP_K = 10
@@ -85,10 +89,13 @@ class _Spending:
     def embedding_usage(self) -> Usage:
         return self.embedder.usage
 
-    def _call(self, system: str, text: str, schema: type[BaseModel]) -> Any:
+    def _call(
+        self, system: str, text: str, schema: type[BaseModel], client: ModelClient | None = None
+    ) -> Any:
         """One memory-side LLM call; the parsed value, or None when the reply did not parse."""
-        assert self.client is not None
-        done = self.client.complete(
+        client = client or self.client
+        assert client is not None
+        done = client.complete(
             [{"role": "system", "content": system}, {"role": "user", "content": text}], schema
         )
         self.usage += done.usage
@@ -144,20 +151,36 @@ class Items(BaseModel):
     items: list[Item] = Field(default_factory=list)
 
 
+def at_temperature(client: ModelClient, temperature: float) -> ModelClient:
+    """The client sampling at `temperature`, for a real litellm model; a scripted model (whose
+    replies do not sample), a gpt-5 model or any other client is returned as it is."""
+    if not isinstance(client, LiteLLMClient) or client.model.startswith("flowstate-scripted/"):
+        return client
+    if "gpt-5" in client.model:
+        return client
+    kwargs = {**client.litellm_kwargs, "temperature": temperature}
+    return LiteLLMClient(
+        client.model, retries=client.retries, retry_backoff_s=client.retry_backoff_s, **kwargs
+    )
+
+
 class ReasoningBank(_Spending):
     name = "reasoningbank"
 
     def __init__(self, client: ModelClient, embedder: Embedder, top_k: int = RB_TOP_K) -> None:
         super().__init__(client, embedder)
+        self.judge = at_temperature(client, RB_JUDGE_TEMPERATURE)
+        self.extractor = at_temperature(client, RB_EXTRACT_TEMPERATURE)
         self.top_k = top_k
         self.records: list[dict[str, Any]] = []
         self.keys: list[Vector] = []
 
     def add(self, chunk: str) -> None:
-        verdict = self._call(JUDGE_SYSTEM, f"# Trajectory\n{chunk}", Verdict)
+        verdict = self._call(JUDGE_SYSTEM, f"# Trajectory\n{chunk}", Verdict, self.judge)
         success = bool(verdict.success) if verdict is not None else False
         label = "success" if success else "failure"
-        items = self._call(EXTRACT_SYSTEM, f"# Outcome: {label}\n\n# Trajectory\n{chunk}", Items)
+        prompt = f"# Outcome: {label}\n\n# Trajectory\n{chunk}"
+        items = self._call(EXTRACT_SYSTEM, prompt, Items, self.extractor)
         kept = [i.model_dump() for i in (items.items if items else [])][:RB_MAX_ITEMS]
         if not kept:
             return

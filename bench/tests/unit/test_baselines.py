@@ -230,3 +230,14 @@ def test_a_misnamed_or_unknown_embedding_model_fails_in_one_line() -> None:
         Embedder(f"{emb.PROVIDER}/hash-abc")
     with pytest.raises(ModelError, match="'no-such-embedding-model' refused the call"):
         Embedder("no-such-embedding-model").embed(["x"])
+
+
+def test_reasoningbank_samples_its_judge_at_0_and_its_extractor_at_0_7(memory_model) -> None:
+    from flowstate.llm.client import LiteLLMClient
+
+    real = ReasoningBank(LiteLLMClient("gpt-4o-mini", temperature=1.0), Embedder())
+    assert real.judge.litellm_kwargs["temperature"] == 0.0
+    assert real.extractor.litellm_kwargs["temperature"] == 0.7
+    scripted_client = memory_client(memory_model.model)
+    scripted = ReasoningBank(scripted_client, Embedder())
+    assert scripted.judge is scripted_client is scripted.extractor  # a script does not sample

@@ -113,3 +113,11 @@ def test_the_report_tables_render(turns, swept) -> None:
     matched = "\n".join(recall_matched_table(tokens))
     assert "| 12 | Full context | - |" in matched and "BM25 top-k" in matched
     assert "cached at 10%" in "\n".join(cache_cost_table(tokens))
+
+
+def test_the_far_back_variant_needs_facts_a_short_window_does_not_hold() -> None:
+    far = scenario(30, 3, reach=None)
+    assert any(t.seq - f.seq > 4 for t in far for f in t.needs)
+    result = tc.recall_matched(far, {}, tc.sweep(far, ks=(4, 32)), 30, recall)
+    assert result["curves"]["recency_window"]["4"]["recall"] < 1.0
+    assert result["curves"]["recency_window"]["32"]["recall"] == 1.0  # the whole history

@@ -8,7 +8,8 @@ official chunks, τ-bench one transcript per finished turn.
 - `ReasoningBank` (`reasoningbank`): per chunk, one LLM call judges the trajectory
   (success/failure), one extracts at most 3 memory items (title, description, content), and
   the first 4,096 characters of the chunk are embedded as the record's key; at read time the
-  query is embedded with an instruction prefix and the top 5 records are returned whole.
+  query is embedded with an instruction prefix and the top 5 records are returned as plain
+  text (title / description / content lines, as ReasoningBank's prompt shows items).
 - `Mem0Style` (`mem0-style`): the Mem0 paper's algorithm (arXiv 2504.19413): per chunk, one LLM
   call extracts facts, the facts are embedded and matched against the most similar stored
   memories, and one LLM call decides ADD / UPDATE / DELETE / NONE for each; at read time one
@@ -26,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowstate.llm.client import ModelClient
+from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.models.records import Usage
 from flowstate.tokens import encoder
 from flowstate_bench.embedding import Embedder, Vector, cosine
@@ -36,6 +37,10 @@ EMBEDDING_TOP_K = 3
 RB_TOP_K = 5
 RB_KEY_CHARS = 4_096
 RB_MAX_ITEMS = 3
+# MemoryArena's ReasoningBank samples its judge at 0 and its extractor at 0.7 (not sent to
+# gpt-5 models, which take only their default, as MemoryArena does not send it either).
+RB_JUDGE_TEMPERATURE = 0.0
+RB_EXTRACT_TEMPERATURE = 0.7
 RB_QUERY_PREFIX = "Instruct: Given a task, retrieve the most relevant past experience.\nQuery: "
 MEM0_SIMILAR = 10
 MEM0_TOP_K = 10
@@ -84,10 +89,13 @@ class _Spending:
     def embedding_usage(self) -> Usage:
         return self.embedder.usage
 
-    def _call(self, system: str, text: str, schema: type[BaseModel]) -> Any:
+    def _call(
+        self, system: str, text: str, schema: type[BaseModel], client: ModelClient | None = None
+    ) -> Any:
         """One memory-side LLM call; the parsed value, or None when the reply did not parse."""
-        assert self.client is not None
-        done = self.client.complete(
+        client = client or self.client
+        assert client is not None
+        done = client.complete(
             [{"role": "system", "content": system}, {"role": "user", "content": text}], schema
         )
         self.usage += done.usage
@@ -143,20 +151,36 @@ class Items(BaseModel):
     items: list[Item] = Field(default_factory=list)
 
 
+def at_temperature(client: ModelClient, temperature: float) -> ModelClient:
+    """The client sampling at `temperature`, for a real litellm model; a scripted model (whose
+    replies do not sample), a gpt-5 model or any other client is returned as it is."""
+    if not isinstance(client, LiteLLMClient) or client.model.startswith("flowstate-scripted/"):
+        return client
+    if "gpt-5" in client.model:
+        return client
+    kwargs = {**client.litellm_kwargs, "temperature": temperature}
+    return LiteLLMClient(
+        client.model, retries=client.retries, retry_backoff_s=client.retry_backoff_s, **kwargs
+    )
+
+
 class ReasoningBank(_Spending):
     name = "reasoningbank"
 
     def __init__(self, client: ModelClient, embedder: Embedder, top_k: int = RB_TOP_K) -> None:
         super().__init__(client, embedder)
+        self.judge = at_temperature(client, RB_JUDGE_TEMPERATURE)
+        self.extractor = at_temperature(client, RB_EXTRACT_TEMPERATURE)
         self.top_k = top_k
         self.records: list[dict[str, Any]] = []
         self.keys: list[Vector] = []
 
     def add(self, chunk: str) -> None:
-        verdict = self._call(JUDGE_SYSTEM, f"# Trajectory\n{chunk}", Verdict)
+        verdict = self._call(JUDGE_SYSTEM, f"# Trajectory\n{chunk}", Verdict, self.judge)
         success = bool(verdict.success) if verdict is not None else False
         label = "success" if success else "failure"
-        items = self._call(EXTRACT_SYSTEM, f"# Outcome: {label}\n\n# Trajectory\n{chunk}", Items)
+        prompt = f"# Outcome: {label}\n\n# Trajectory\n{chunk}"
+        items = self._call(EXTRACT_SYSTEM, prompt, Items, self.extractor)
         kept = [i.model_dump() for i in (items.items if items else [])][:RB_MAX_ITEMS]
         if not kept:
             return
@@ -169,9 +193,22 @@ class ReasoningBank(_Spending):
         q = self.embedder.one(RB_QUERY_PREFIX + query)
         scores = [100 * cosine(q, k) for k in self.keys]
         best = sorted(range(len(scores)), key=lambda i: -scores[i])[: self.top_k]
-        return "\n".join(
-            f"<memory>{json.dumps(self.records[i], ensure_ascii=False)}</memory>" for i in best
-        )
+        # The tags on lines of their own: each item line reads as it was written.
+        return "\n".join(f"<memory>\n{render_record(self.records[i])}\n</memory>" for i in best)
+
+
+def render_record(record: dict[str, Any]) -> str:
+    """A record as ReasoningBank's prompt shows memory items: plain title / description /
+    content lines, so the reader (a model, or the scripted oracle) sees the text unescaped."""
+    lines = [f"Outcome: {record['label']}"]
+    for n, item in enumerate(record["memory_items"], 1):
+        lines += [
+            f"Memory Item {n}",
+            f"# Title: {item['title']}",
+            f"# Description: {item['description']}",
+            f"# Content: {item['content']}",
+        ]
+    return "\n".join(lines)
 
 
 class Facts(BaseModel):

@@ -5,9 +5,9 @@ Every baseline that embeds (`embedding`, `reasoningbank`, `mem0-style`) calls
 reaches OpenAI and `flowstate-embed/hash-256` (the default) reaches the local provider below,
 registered in litellm's custom-provider map like the scripted chat models.
 
-The local embedding is a hashed bag of words and character trigrams (signed feature hashing,
+The local embedding is a hashed bag of words and character trigrams (unsigned feature hashing,
 sublinear term frequency, L2-normalised): texts that share words are close, unrelated texts
-are near-orthogonal. No model, no network, the same vector on every machine.
+score low (never below 0). No model, no network, the same vector on every machine.
 
 >>> emb = Embedder(LOCAL_MODEL)
 >>> a, b, c = emb.embed(["hdmi 2.1 cable", "an HDMI 2.1 cable, 2 m", "tilt-head stand mixer"])
@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from flowstate.errors import ModelError, UsageError
 from flowstate.models.records import Usage
 from flowstate.tokens import count_tokens
 from flowstate_bench.strategy_names import LOCAL_EMBEDDING
@@ -42,13 +43,18 @@ Vector = list[float]
 
 
 def dimensions_of(model: str) -> int:
-    """`hash-512` -> 512; any other local name -> the default."""
-    match = re.search(r"(\d+)$", model)
-    return int(match.group(1)) if match else DEFAULT_DIMENSIONS
+    """`hash-512` -> 512; a local name that is not `hash-<n>` is refused (a typo would
+    otherwise run silently at the default size)."""
+    match = re.fullmatch(r"(?:.*/)?hash-(\d+)", model)
+    if match is None or int(match.group(1)) < 1:
+        raise UsageError(f"unknown local embedding model {model!r}: use {PROVIDER}/hash-<n>")
+    return int(match.group(1))
 
 
 def hash_vector(text: str, dims: int = DEFAULT_DIMENSIONS) -> Vector:
-    """Signed feature hashing of words and character trigrams, L2-normalised."""
+    """Unsigned feature hashing of words and character trigrams, L2-normalised. Unsigned so
+    every cosine is >= 0, as with a real embedding model: signed hashing gave unrelated texts
+    negative cosines, which MemoryArena's `score > 0` filter then dropped."""
     words = _WORD.findall(text.lower())
     features: Counter[str] = Counter(f"w:{w}" for w in words)
     for w in words:
@@ -58,9 +64,8 @@ def hash_vector(text: str, dims: int = DEFAULT_DIMENSIONS) -> Vector:
     for feature, count in features.items():
         digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
         slot = int.from_bytes(digest[:4], "little") % dims
-        sign = 1.0 if digest[4] & 1 else -1.0
         weight = 1.0 + math.log(count)
-        vec[slot] += sign * (weight if feature.startswith("w:") else 0.5 * weight)
+        vec[slot] += weight if feature.startswith("w:") else 0.5 * weight
     norm = math.sqrt(sum(v * v for v in vec))
     return [v / norm for v in vec] if norm else vec
 
@@ -111,6 +116,8 @@ class Embedder:
     memory's embedding spend is reported apart from the task agent's."""
 
     def __init__(self, model: str = LOCAL_MODEL, **litellm_kwargs: Any) -> None:
+        if model.startswith(f"{PROVIDER}/"):
+            dimensions_of(model)  # refuse a misnamed local model before any run starts
         self.model, self.kwargs = model, litellm_kwargs
         self.usage = Usage()
 
@@ -123,7 +130,14 @@ class Embedder:
         if self.model.startswith(f"{PROVIDER}/"):
             install()
         sent = [t if t.strip() else " " for t in texts]
-        response = litellm.embedding(model=self.model, input=sent, **self.kwargs)
+        try:
+            response = litellm.embedding(model=self.model, input=sent, **self.kwargs)
+        except Exception as e:  # litellm's errors (unknown model, no key): one line, not a trace
+            detail = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            raise ModelError(
+                f"embedding model {self.model!r} refused the call: {type(e).__name__}: "
+                f"{detail[:300]}"
+            ) from e
         data = sorted(response.data, key=lambda d: d["index"])
         given = getattr(response, "usage", None)
         tokens = getattr(given, "prompt_tokens", 0) or sum(count_tokens(t) for t in sent)

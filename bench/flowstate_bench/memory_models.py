@@ -7,8 +7,11 @@ Each reads its prompt and applies a fixed rule, a stand-in for a careful model:
 - judge: failure when the trajectory shows an error or an apology, else success;
 - extractor (ReasoningBank): the last 3 fact-bearing lines of the trajectory, one item each;
 - fact extractor (Mem0): every fact-bearing line of the new messages, verbatim (at most 12);
-- update decider (Mem0): NONE for a fact already stored verbatim, UPDATE for a stored memory
-  with the same head (the text before its first colon), ADD otherwise; never DELETE.
+- update decider (Mem0): NONE for a fact already stored verbatim; UPDATE only when the new fact
+  restates a stored memory's attribute with a fuller value (same key before the first colon,
+  and the new text extends the stored one), so no information is lost; ADD otherwise (two
+  `Purchase #1: ...` or `## solution: ...` lines from different subtasks are both kept: a rule
+  cannot tell they are different subjects, and overwriting would destroy one); never DELETE.
 
 A line is fact-bearing when it holds a digit or a `key: value` pair: ids, amounts, plans and
 purchases are. So these stand-ins keep concrete results that a real extractor may generalise
@@ -27,7 +30,6 @@ from flowstate_bench.baselines import EXTRACT_SYSTEM, FACTS_SYSTEM, JUDGE_SYSTEM
 
 Message = dict[str, Any]
 MAX_FACTS = 12
-FACT_CHARS = 400
 FAILED = re.compile(r"\[error\]|unusable reply|i'm sorry|no purchase", re.IGNORECASE)
 _FACTUAL = re.compile(r"\d|\w: \S")
 
@@ -35,12 +37,18 @@ _FACTUAL = re.compile(r"\d|\w: \S")
 def fact_lines(text: str) -> list[str]:
     """The fact-bearing lines of `text` (JSON-escaped newlines count as line breaks)."""
     lines = re.split(r"\n|\\n", text)
-    out = [ln.strip()[:FACT_CHARS] for ln in lines if _FACTUAL.search(ln)]
+    # Facts are kept whole: the memory stores any length, and a cut would break long plan lines.
+    out = [ln.strip() for ln in lines if _FACTUAL.search(ln)]
     return list(dict.fromkeys(ln for ln in out if ln))
 
 
 def _head(text: str) -> str:
     return text.split(":", 1)[0].strip().lower() if ":" in text else ""
+
+
+def _extends(new: str, stored: str) -> bool:
+    """The new fact restates the stored one with more: same attribute, a fuller value."""
+    return new != stored and new.startswith(stored)
 
 
 def memory_policy(messages: list[Message]) -> dict[str, Any]:
@@ -72,7 +80,10 @@ def _decide(prompt: str) -> list[dict[str, str]]:
     for fact in json.loads(new_part):
         same = next((m for m in old if m["text"] == fact), None)
         head = _head(fact)
-        related = next((m for m in old if head and _head(m["text"]) == head), None)
+        related = next(
+            (m for m in old if head and _head(m["text"]) == head and _extends(fact, m["text"])),
+            None,
+        )
         if same is not None:
             events.append({"id": same["id"], "text": fact, "event": "NONE"})
         elif related is not None:

@@ -28,6 +28,7 @@ STRATEGY_NAMES = {
     "rolling_summary": "Rolling summary",
     "flowstate_no_psa": "FlowState without PSA",
     "embedding": "Embedding top-k",
+    "recency_window": "Recency window (last k turns)",
 }
 
 
@@ -259,13 +260,25 @@ def markdown(report: dict[str, Any]) -> str:
             "",
             "## Recall-matched tokens",
             "",
-            "BM25 and the embedding baseline swept over k "
+            "BM25, the embedding baseline and a recency window (last k turns) swept over k "
             f"({', '.join(map(str, report['tokens']['settings'].get('sweep_k', [])))}); "
             "each row is the smallest k that reaches recall 1.0, or the smallest reaching the "
             "best recall. FlowState, full context, the summary and FlowState without PSA have "
             "one setting each.",
             "",
             *matched,
+        ]
+    far = recall_matched_table((report.get("tokens") or {}).get("far_back") or {})
+    if far:
+        out += [
+            "",
+            "## Recall-matched tokens, far-back variant",
+            "",
+            "The same comparison on requests that need facts from any earlier request (1 to "
+            "depth-1 back) instead of 1 to 4 back, where a recency window must grow with the "
+            "history.",
+            "",
+            *far,
         ]
     cache = cache_cost_table(report.get("tokens") or {})
     if cache:

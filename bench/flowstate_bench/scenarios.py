@@ -1,9 +1,11 @@
 """A seeded long-horizon scenario: a project assistant whose every request needs earlier facts.
 
 Request i reads one ticket (a tool call whose result holds two new facts among filler) and
-asks about one or two facts settled 1 to 4 requests earlier. Every fact's value is a unique
-token such as `WIN-007A-QX4P`, so recall is a substring check. Requests 1..D of one scenario
-form the session of depth D, so all depths share their beginnings.
+asks about one or two facts settled 1 to 4 requests earlier (`reach`; with `reach=None`, any
+earlier request: the far-back variant, where a window of recent turns cannot hold them).
+Every fact's value is a unique token such as `WIN-007A-QX4P`, so recall is a substring check.
+Requests 1..D of one scenario form the session of depth D, so all depths share their
+beginnings.
 
 >>> s = scenario(12, seed=7)
 >>> len(s), s[5].seq, all(1 <= s[5].seq - n.seq <= 4 for n in s[5].needs)
@@ -128,7 +130,9 @@ def _question(needs: tuple[Fact, ...]) -> str:
     return f"Before I reply to the team, remind me of {asks}." if needs else ""
 
 
-def scenario(depth: int, seed: int = 0, facts_per_request: int = 2) -> list[Turn]:
+def scenario(
+    depth: int, seed: int = 0, facts_per_request: int = 2, reach: int | None = 4
+) -> list[Turn]:
     rng = random.Random(f"scenario:{seed}")
     pairs = [(s, a) for s in SERVICES for a in ATTRIBUTES]
     rng.shuffle(pairs)  # each (service, attribute) is settled once, so no fact goes stale
@@ -138,7 +142,7 @@ def scenario(depth: int, seed: int = 0, facts_per_request: int = 2) -> list[Turn
     for seq in range(1, depth + 1):
         facts = _facts(seq, pairs[:facts_per_request], rng)
         pairs = pairs[facts_per_request:]
-        earlier = [f for t in turns[-4:] for f in t.facts]
+        earlier = [f for t in (turns[-reach:] if reach else turns) for f in t.facts]
         needs = tuple(sorted(rng.sample(earlier, min(len(earlier), rng.choice([1, 2]))),
                              key=lambda f: (f.seq, f.key)))  # fmt: skip
         ticket = f"ATL-{100 + seq}"

@@ -1,9 +1,10 @@
 """The token suite's recall-matched comparison and its prompt-cache-aware cost.
 
-Recall-matched: BM25 and the embedding baseline are run at every k of a sweep on the same
-requests; per depth, each strategy's tokens per request are reported at the smallest k that
-reaches recall 1.0 (or, if none does, at the smallest k reaching its best recall), next to
-FlowState's, full context's and the summary's single points.
+Recall-matched: BM25, the embedding baseline and a recency window (the last k turns verbatim)
+are run at every k of a sweep on the same requests; per depth, each strategy's tokens per
+request are reported at the smallest k that reaches recall 1.0 (or, if none does, at the
+smallest k reaching its best recall), next to FlowState's, full context's and the summary's
+single points.
 
 Cache-aware: a provider bills the part of a prompt that repeats an earlier prompt byte for
 byte at a cached rate. Per strategy, every call's prompt (the agent's and the memory upkeep's,
@@ -53,16 +54,28 @@ def embedding_top_k(
     return out
 
 
+def recency_window(turns: Sequence[Turn], n: int) -> list[Prompted]:
+    """The last n finished turns verbatim in front of the request: no retrieval, no model
+    call. The floor any memory must beat on a scenario whose dependencies are recent."""
+    system, out = system_prompt(), []
+    for i, turn in enumerate(turns):
+        context: list[Message] = [m for t in turns[max(0, i - n) : i] for m in turn_messages(t)]
+        out.append(Prompted(two_calls(context, turn, system)))
+    return out
+
+
 def sweep(
     turns: Sequence[Turn], ks: Sequence[int] = SWEEP_K, embedding_model: str = LOCAL_MODEL
 ) -> dict[str, dict[int, list[Prompted]]]:
-    """BM25 and embedding runs at every k (the documents are embedded once, through litellm)."""
+    """BM25, embedding and recency-window runs at every k (the documents are embedded once,
+    through litellm; for the window k is the number of past turns kept)."""
     embedder = Embedder(embedding_model)
     docs = [" ".join(m["content"] for m in turn_messages(t)) for t in turns]
     vectors = embedder.embed(docs)
     return {
         "bm25": {k: bm25(turns, k) for k in ks},
         "embedding": {k: embedding_top_k(turns, k, embedder, vectors) for k in ks},
+        "recency_window": {k: recency_window(turns, k) for k in ks},
     }
 
 

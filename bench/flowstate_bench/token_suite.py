@@ -127,11 +127,14 @@ def run_suite(
         by_depth[str(depth)] = figures
     say("token suite: BM25 and embedding swept over k; prompt-cache-aware cost")
     comparison = compare(turns, per_strategy, depths)
+    say("token suite: the far-back variant (needs reach any earlier request)")
+    far_back = far_back_figures(store, depths, seed)
     series = {name: [p.prompt_tokens for p in runs] for name, runs in per_strategy.items()}
     say("token suite: the demo's eight requests")
     return {
         "by_depth": by_depth,
         **comparison,
+        "far_back": far_back,
         "first_request_ratio": round(series["flowstate"][0] / series["full_context"][0], 4),
         "demo": demo_figures(store),
         "series": series,
@@ -150,6 +153,26 @@ def run_suite(
             "through litellm",
             "cache_discounts": list(token_compare.DISCOUNTS),
         },
+    }
+
+
+def far_back_figures(store: Store, depths: Sequence[int], seed: int) -> dict[str, Any]:
+    """The recall-matched table on the far-back variant: each request needs facts from any
+    earlier request (1 to depth-1 back), so a recency window has to grow with the history.
+    The main scenario's needs are all recent, which favours the window."""
+    turns = scenario(max(depths), seed, reach=None)
+    fs = flowstate_strategy.run(store, turns)
+    per_strategy = {"flowstate": fs.psa, "flowstate_no_psa": fs.no_psa}
+    for name, build in BASELINES.items():
+        per_strategy[name] = build(turns)
+    swept = token_compare.sweep(turns)
+    fixed = {n: per_strategy[n] for n in ("flowstate", "full_context", "rolling_summary",
+                                          "flowstate_no_psa")}  # fmt: skip
+    return {
+        "recall_matched": {
+            str(d): token_compare.recall_matched(turns, fixed, swept, d, recall)
+            for d in sorted(depths)
+        }
     }
 
 

@@ -146,6 +146,9 @@ class ArenaRunner:
             raise UsageError("--agent llm needs --model")
         self.config, self.data, self.store = config, data, store
         self.progress = progress or (lambda _: None)
+        # Set once any session has answered: before that, a model error is the setup's (an
+        # unknown model, a missing key) and fails the run instead of scoring every task 0.
+        self.model_answered = False
         self.run_id = uuid.uuid4().hex[:8]
         self.namespaces = Namespaces(store, config.keep_memory)
         self.memory_clients = MemoryClients(
@@ -242,7 +245,10 @@ class ArenaRunner:
                 scripted.begin(k)
             try:
                 result = agent.respond(env.prompt(k))
+                self.model_answered = True
             except ModelError as e:
+                if not self.model_answered:
+                    raise
                 # One failed session must not lose a long run: the subtask scores what the
                 # environment holds (nothing, usually) and the next one starts.
                 result = TurnResult(f"[model failed: {e}]", Usage(), outcome="failed")

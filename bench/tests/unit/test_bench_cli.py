@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from flowstate.cli.app import main
@@ -71,3 +73,25 @@ def test_step_plan_opens_a_collapsed_request_then_reveals_its_states() -> None:
         revealed += step.access
         assert len(step.delta) == 10
     assert len(revealed) == ACCESS * len(REVEALING)
+
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "memoryarena"
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "said"),
+    [
+        (["--agent", "llm", "--model", "no-such-model", "--strategy", "full"], 1, "refused"),
+        (["--strategy", "embedding", "--embedding-model", "flowstate-embed/hash-x"], 2, "hash-<n>"),
+        (["--strategy", "embedding", "--embedding-model", "no-such-embedding-model"], 1, "refused"),
+    ],
+)
+def test_a_bad_model_fails_the_arena_run_in_one_line(tmp_path, args, code, said) -> None:
+    """An unknown model fails the run (it used to score every task 0 and exit 0)."""
+    result = CliRunner().invoke(
+        main,
+        ["bench", "arena", "--config", "formal_reasoning_phys", "--data", str(FIXTURES),
+         "--out", str(tmp_path), *args],
+    )  # fmt: skip
+    assert result.exit_code == code, result.output
+    assert said in result.output and "Traceback" not in result.output

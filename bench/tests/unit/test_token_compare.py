@@ -44,6 +44,22 @@ def test_recall_grows_with_k_and_k_past_the_history_is_full_context(turns, swept
     )
 
 
+def test_the_recency_window_shows_exactly_the_last_k_turns(turns, swept) -> None:
+    """No retrieval: turn i's prompt holds turns i-k..i-1 and nothing older; no extra call."""
+    from flowstate_bench.strategies import turn_messages
+
+    window = swept["recency_window"][2]
+    for i, run in enumerate(window):
+        shown = "\n".join(m["content"] for m in run.prompts[0])
+        for j, past in enumerate(turns[:i]):
+            inside = max(0, i - 2) <= j
+            assert (turn_messages(past)[0]["content"] in shown) is inside, (i, j)
+        assert not run.extra_prompts
+    # The scenario's facts come from 1 to 4 requests back, so the last 4 turns hold them all.
+    result = tc.recall_matched(turns, {}, swept, DEPTH, recall)
+    assert result["curves"]["recency_window"]["4"]["recall"] == 1.0
+
+
 def test_the_matched_row_is_the_smallest_k_reaching_the_best_recall(turns, swept) -> None:
     result = tc.recall_matched(turns, {}, swept, DEPTH, recall)
     for name, curve in result["curves"].items():
@@ -97,3 +113,11 @@ def test_the_report_tables_render(turns, swept) -> None:
     matched = "\n".join(recall_matched_table(tokens))
     assert "| 12 | Full context | - |" in matched and "BM25 top-k" in matched
     assert "cached at 10%" in "\n".join(cache_cost_table(tokens))
+
+
+def test_the_far_back_variant_needs_facts_a_short_window_does_not_hold() -> None:
+    far = scenario(30, 3, reach=None)
+    assert any(t.seq - f.seq > 4 for t in far for f in t.needs)
+    result = tc.recall_matched(far, {}, tc.sweep(far, ks=(4, 32)), 30, recall)
+    assert result["curves"]["recency_window"]["4"]["recall"] < 1.0
+    assert result["curves"]["recency_window"]["32"]["recall"] == 1.0  # the whole history

@@ -213,17 +213,18 @@ class AgentCore(Generic[R]):
         """The driver that continues the interrupted request (this process's own Active State
         when the database failed under it, else the saved draft)."""
         inflight, self._inflight = self._inflight, None
-        # Without a draft and not ended: gone by another writer's hand. (An ended request's
-        # draft is gone when its commit landed unacknowledged; the driver checks that one.)
-        gone = draft is None and inflight is not None and inflight.finish is None
-        if gone and inflight is not None and self._saved_request == inflight.request_id:
-            self.unsaved_reply = None
-            raise UsageError(
-                f"request {inflight.request_id} was discarded or finished by another writer "
-                "while this process was cut off from Neo4j (its draft is gone); nothing of it "
-                "is resumed here"
-            )
         if inflight is not None and (draft is None or draft[0] == inflight.request_id):
+            # Its draft saved once and now gone, not ended: another writer discarded or
+            # finished it. (An ended request's draft goes when its commit landed
+            # unacknowledged; the driver checks that one.)
+            saved = self._saved_request == inflight.request_id
+            if draft is None and inflight.finish is None and saved:
+                self.unsaved_reply = None
+                raise UsageError(
+                    f"request {inflight.request_id} was discarded or finished by another "
+                    "writer while this process was cut off from Neo4j (its draft is gone); "
+                    "nothing of it is resumed here"
+                )
             return self.driver(inflight, Start.INFLIGHT)  # newer than any draft it saved
         self.unsaved_reply = None  # it answered the Active State dropped here
         if draft is None:

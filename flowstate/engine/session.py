@@ -249,8 +249,7 @@ class Session:
             raise UsageError(
                 f"the answer has {len(answer)} characters; at most {MAX_REQUEST_TEXT_CHARS}"
             )
-        action = {"type": "final", "answer": answer, "summary": summary}
-        self._step({"action": action}, undo_on_failure=False)
+        self._step({"action": {"type": "final", "answer": answer, "summary": summary}}, ending=True)
         if self._result is None:
             raise UsageError("; ".join(self.active.rejections) or "the commit was refused")
         return self._result
@@ -279,13 +278,13 @@ class Session:
         action = {"type": "tool", "name": tool, "arguments": arguments, "cites": cites}
         self._step({"action": action})
 
-    def _step(self, raw: dict[str, Any], *, undo_on_failure: bool = True) -> None:
+    def _step(self, raw: dict[str, Any], *, ending: bool = False) -> None:
         """One host step through a driver picked up from the Active State, run until the
         driver asks for the next model call (or the request is done). When the database
-        fails, the step is undone: an error means nothing of the call was applied, and the
-        host sends it again."""
+        fails, a step that does not end the request is undone: an error means nothing of the
+        call was applied, and the host sends it again. The end is kept for the retry."""
         self._closed()
-        if self.active.finish is not None and undo_on_failure:
+        if self.active.finish is not None and not ending:
             raise UsageError(
                 f"request {self.request_id} has ended; its commit was cut by a database "
                 "failure: commit again (it commits the answer already given, never twice)"
@@ -300,7 +299,7 @@ class Session:
         try:
             self._run(driver, completion)
         except StoreError:
-            if undo_on_failure and self._result is None:
+            if not ending:
                 self.active = before
             raise
 

@@ -12,6 +12,7 @@ and import are sync-only (`FlowState`), as are the CLI's memory commands.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Self
 
@@ -77,7 +78,10 @@ class AsyncFlowState:
     ) -> AsyncAgent:
         """An async agent over this memory, its index loaded; arguments as `FlowState.agent`.
         `approve` may be `async def` (awaited) or a plain function (run in a thread)."""
-        client = model_client(model, model_kwargs)
+        # Off the event loop: the first client imports litellm, seconds of CPU that would
+        # stall every other coroutine.
+        loop = asyncio.get_running_loop()
+        client = await loop.run_in_executor(None, model_client, model, model_kwargs)
         agent = AsyncAgent(
             self.repository, client, as_tools(tools), config, approve=approve, redact=redact
         )

@@ -110,6 +110,31 @@ def count_messages(messages: Iterable[Mapping[str, Any]], model: str | None = No
     return total
 
 
+def count_request(
+    messages: Iterable[Mapping[str, Any]],
+    response_format: Mapping[str, Any] | None = None,
+    tools: Iterable[Mapping[str, Any]] | None = None,
+    model: str | None = None,
+) -> int:
+    """Prompt tokens a provider bills for one call: the messages, the reply schema sent as
+    `response_format`, and the tool definitions, each as sent (the last two as compact JSON,
+    which is how they reach the model).
+
+    >>> count_request([{"role": "user", "content": "hi"}], {"type": "json_object"})
+    14
+    """
+    total = count_messages(messages, model)
+    if response_format:
+        total += count_tokens(compact_json(response_format), model)
+    for tool in tools or ():
+        total += count_tokens(compact_json(tool), model)
+    return total
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def _text_of(value: Any) -> str:
     if value is None:
         return ""

@@ -17,11 +17,12 @@ from flowstate.api import FlowState
 from flowstate.demo.scenario import REQUESTS
 from flowstate.demo.tools import TripDesk
 from flowstate.engine.agent import RunResult
-from flowstate.engine.prompt import tools_section
-from flowstate.engine.prompt_parts import PARTS, prefix_shares, total_parts
+from flowstate.engine.prompt_costs import PARTS, prefix_shares, total_parts
 from flowstate.engine.step import AgentConfig, Approval
+from flowstate.engine.tool_text import tools_text
 from flowstate.engine.transcript import Transcript
 from flowstate.llm.client import ModelClient
+from flowstate.llm.step_lines import parse_step_reply
 from flowstate.models.active import ActiveState
 from flowstate.tokens import count_messages
 
@@ -137,13 +138,12 @@ class FullHistory:
 
 def _action(reply: str) -> str | None:
     """The reply's action as the replay agent would write it; None for a step without one."""
-    try:
-        action = json.loads(reply).get("action")
-    except (ValueError, AttributeError):
-        return reply  # unparsable: the replay agent is charged for the same text
-    if not action:
+    step = parse_step_reply(reply).value
+    if step is None:
+        return reply  # unusable: the replay agent is charged for the same text
+    if step.action is None:
         return None
-    return json.dumps({"action": action}, ensure_ascii=False)
+    return json.dumps({"action": step.action.model_dump(mode="json")}, ensure_ascii=False)
 
 
 def auto_approve(asked: Approval) -> bool:
@@ -164,16 +164,17 @@ def run_demo(
     agent = fs.agent(model, tools=tools, config=AgentConfig(max_steps=8), approve=approve)
     agent.on_step = on_step
     agent.on_call = transcript = Transcript()
-    full = FullHistory(tools_section(tools), getattr(model, "model", None))
-    lean = FullHistory(tools_section(tools), full.model, lean=True)
+    full = FullHistory(tools_text(tools), getattr(model, "model", None))
+    lean = FullHistory(tools_text(tools), full.model, lean=True)
     rows: list[RequestRow] = []
-    prompts: list[list[dict[str, str]]] = []
+    sent_calls = []
     for n, text in enumerate(REQUESTS, start=1):
         on_request(n, text)
         transcript.clear()
         result = agent.run(text)
-        sent = sum(count_messages(p, full.model) for p in transcript.prompts)
-        prompts += transcript.prompts
+        # The whole bill of every call, as it reached litellm (messages and any schema).
+        sent = sum(c.sent.tokens(full.model) for c in transcript.calls)
+        sent_calls += [c.sent for c in transcript.calls]
         row = RequestRow(
             result.request_id,
             text,
@@ -185,10 +186,10 @@ def run_demo(
             sent,
             full.request(text, result, transcript.replies),
             lean.request(text, result, transcript.replies),
-            total_parts(transcript.prompts, full.model),
+            total_parts(((c.prompt, c.sent) for c in transcript.calls), full.model),
         )
         rows.append(row)
         on_done(row)
-    shares = prefix_shares(prompts, full.model)
+    shares = prefix_shares(sent_calls, full.model)
     mean_share = sum(shares) / len(shares) if shares else 0.0
     return DemoReport(fs.namespace, getattr(model, "model", "?"), rows, mean_share)

@@ -50,7 +50,7 @@ class Agent(AgentCore[Repository]):
     def __init__(
         self,
         repo: Repository,
-        model: ModelClient,
+        model: ModelClient | None,
         tools: Iterable[Tool] = (),
         config: AgentConfig | None = None,
         approve: Approver | None = None,
@@ -131,21 +131,23 @@ class Agent(AgentCore[Repository]):
         """The model call, with the last step's draft saved meanwhile in a thread (write-behind):
         the save is joined before the reply is acted on, and its failure wins over the reply
         (which is kept for resume)."""
+        prompt = self.prompt_for(command)
+        messages = prompt.messages()  # rendered once, as sent
         reply, self.unsaved_reply = self.unsaved_reply, None
         if reply is not None:  # asked before the database failed: never asked twice
             with self.keeping_reply(reply):
                 if command.save is not None:
                     self.store_command(command.save)
         elif command.save is None:
-            reply = self.model.complete(command.messages, StepOutput)
+            reply = self.client.complete(messages, command.reply)
         else:
             saving = _Background(self.store_command, command.save)
             try:
-                reply = self.model.complete(command.messages, StepOutput)
+                reply = self.client.complete(messages, command.reply)
             finally:
                 with self.keeping_reply(reply):
                     saving.join()
-        return self.called(command.messages, reply)
+        return self.called(prompt, reply)
 
 
 class _Background:

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any, Generic, Protocol, TypeVar
 
 from flowstate.engine.driver import (
+    CallModel,
     CheckCommitted,
     Command,
     Commit,
@@ -24,7 +25,7 @@ from flowstate.engine.driver import (
     StepDriver,
 )
 from flowstate.engine.index import HistoricalIndex
-from flowstate.engine.prompt import Message
+from flowstate.engine.prompt import Prompt
 from flowstate.engine.step import AgentConfig, Approval, StepLogic
 from flowstate.engine.tools import Tool
 from flowstate.errors import NotFoundError, StoreError, UsageError
@@ -45,7 +46,12 @@ from flowstate.store.ops import Ops
 from flowstate.store.plans import Plan
 
 Approver = Callable[[Approval], Any]  # returns True to approve (or an awaitable of it, async)
-CallHook = Callable[[list[Message], str], None]  # the messages of one model call, its reply
+# One model call: the prompt as its parts, and the reply (its `sent` is what reached litellm).
+CallHook = Callable[[Prompt, Completion[StepOutput]], None]
+# Rewrites a step's prompt before it is rendered and sent (runs in the shell, so it may read).
+PromptProcessor = Callable[[Prompt], Prompt]
+# Rewrites the model's reply before the rules see it (e.g. an ablation that drops its delta).
+ReplyProcessor = Callable[[Prompt, Completion[StepOutput]], Completion[StepOutput]]
 
 
 class HasOps(Protocol):
@@ -64,7 +70,7 @@ class AgentCore(Generic[R]):
     def __init__(
         self,
         repo: R,
-        model: ModelClient,
+        model: ModelClient | None,
         tools: Iterable[Tool] = (),
         config: AgentConfig | None = None,
         approve: Approver | None = None,
@@ -79,9 +85,11 @@ class AgentCore(Generic[R]):
         self.approve = approve
         # Called after every step, the final one too (after its commit), e.g. for progress.
         self.on_step: Callable[[ActiveState], None] | None = None
-        # Called after every model call with its messages and the reply's text (for
-        # transcripts and token accounting); None keeps nothing.
+        # Called after every model call with its prompt and reply (for transcripts and token
+        # accounting); None keeps nothing.
         self.on_call: CallHook | None = None
+        self.prompt_processors: list[PromptProcessor] = []
+        self.reply_processors: list[ReplyProcessor] = []
         # One writer per namespace: this agent's name in the lease (host:pid:tag).
         self.writer = writer_id()
         # The request in flight when the database failed: resume() continues from it, so a
@@ -252,11 +260,26 @@ class AgentCore(Generic[R]):
             self.unsaved_reply = reply
             raise
 
-    def called(
-        self, messages: list[Message], completion: Completion[StepOutput]
-    ) -> Completion[StepOutput]:
+    @property
+    def client(self) -> ModelClient:
+        """The model; an agent without one (a session's) takes its steps from the host."""
+        if self.model is None:
+            raise UsageError("this agent has no model: its steps come from the host")
+        return self.model
+
+    def prompt_for(self, command: CallModel) -> Prompt:
+        """The step's prompt after the processors, as it will be sent."""
+        prompt = command.prompt
+        for process in self.prompt_processors:
+            prompt = process(prompt)
+        return prompt
+
+    def called(self, prompt: Prompt, completion: Completion[StepOutput]) -> Completion[StepOutput]:
+        """The model's reply as the rules will see it; `on_call` sees it as the model sent it."""
         if self.on_call is not None:
-            self.on_call(messages, completion.text)
+            self.on_call(prompt, completion)
+        for process in self.reply_processors:
+            completion = process(prompt, completion)
         return completion
 
     def stepped(self, active: ActiveState) -> None:

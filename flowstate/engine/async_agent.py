@@ -101,17 +101,19 @@ class AsyncAgent(AgentCore[AsyncRepository]):
     async def _call_model(self, command: CallModel) -> Completion[StepOutput]:
         """The model call, with the last step's draft saved meanwhile by a task (write-behind);
         see `Agent._call_model`."""
+        prompt = self.prompt_for(command)
+        messages = prompt.messages()  # rendered once, as sent
         reply, self.unsaved_reply = self.unsaved_reply, None
         if reply is not None:  # asked before the database failed: never asked twice
             with self.keeping_reply(reply):
                 if command.save is not None:
                     await self.repo.run(self.store_plan(command.save))
         elif command.save is None:
-            reply = await self.model.acomplete(command.messages, StepOutput)
+            reply = await self.client.acomplete(messages, command.reply)
         else:
             saving = asyncio.ensure_future(self.repo.run(self.store_plan(command.save)))
             try:
-                reply = await self.model.acomplete(command.messages, StepOutput)
+                reply = await self.client.acomplete(messages, command.reply)
             except asyncio.CancelledError:
                 # Cancelled: the save goes too (its transaction rolls back), so that it cannot
                 # land after a resume has committed the request.
@@ -125,4 +127,4 @@ class AsyncAgent(AgentCore[AsyncRepository]):
                 raise
             with self.keeping_reply(reply):
                 await saving  # (a cancellation here cancels the save with it)
-        return self.called(command.messages, reply)
+        return self.called(prompt, reply)

@@ -25,16 +25,19 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property, partial
 from typing import Any
 
 from flowstate.engine.commit import bundle_of, past_references, without_dangling
 from flowstate.engine.index import RenderedIndex
-from flowstate.engine.prompt import Message
-from flowstate.engine.prompt import messages as build_messages
+from flowstate.engine.prompt import Message, Prompt, build_prompt
+from flowstate.engine.protocol import ReplyFormat
+from flowstate.engine.report import Rejection, RejectionKind, StepReport
 from flowstate.engine.step import Approval, StepLogic, StepVerdict
 from flowstate.engine.tools import Tool, ToolResult
 from flowstate.errors import FlowStateError, NotFoundError
-from flowstate.llm.client import Completion
+from flowstate.llm.client import Completion, TextFormat
+from flowstate.llm.step_lines import STEP_LINES
 from flowstate.models import ids
 from flowstate.models.active import ActiveState, Finish
 from flowstate.models.records import (
@@ -54,7 +57,8 @@ from flowstate.safety.redaction import Redactor, redact_active, redact_bundle
 
 @dataclass(frozen=True)
 class CallModel:
-    """Ask the model for the next step; send back its `Completion[StepOutput]`.
+    """Ask for the next step: send back the model's `Completion[StepOutput]`, or a host's
+    `StepOutput` itself (a host's model wrote it; no prompt is needed, so none is built).
 
     With `save`, the draft of the step that just ended is saved while the model thinks
     (write-behind): the shell may start it before the call and must have it durable before
@@ -63,8 +67,20 @@ class CallModel:
     acts on it at resume (a new process resumes from the older draft and asks again).
     """
 
-    messages: list[Message]
+    build: Callable[[], Prompt] = field(repr=False)
     save: SaveDraft | None = None
+    # What the shell passes as the schema: the step lines (the prompt describes them, nothing
+    # is sent beside it) or the JSON step object (its schema is sent).
+    reply: type[StepOutput] | TextFormat[StepOutput] = STEP_LINES
+
+    @cached_property
+    def prompt(self) -> Prompt:
+        """The step's prompt, built on first use from the Active State as it is now."""
+        return self.build()
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.prompt.messages()
 
 
 @dataclass(frozen=True)
@@ -128,6 +144,7 @@ class Progress:
     """A step ended (the last one too, after its commit); call the shell's hook, send None."""
 
     active: ActiveState
+    report: StepReport
 
 
 @dataclass(frozen=True)
@@ -243,43 +260,55 @@ class StepDriver:
         elif start is Start.DRAFT:
             self.logic.interrupted(active)  # a parked call may have run: say so, never repeat
         if active.finish is not None:  # ended before; only its commit failed
-            return (yield from self._finish(_verdict(active.finish), retry=True))
+            ended = StepReport(active.step)
+            return (yield from self._finish(_verdict(active.finish), ended, retry=True))
         if active.pending_call is not None or active.pending_access:
             # A step the database cut short: its parked call never ran (the save before it
             # failed) and what it asked to open was not fetched. Finish it before going on.
-            yield from self._act()
-            yield from self._after_step()
+            report = StepReport(active.step)
+            yield from self._act(report)
+            yield from self._after_step(report)
         while True:
-            msgs = build_messages(
-                active,
-                self.index,
-                self.logic.tools.values(),
-                self.logic.config.limits,
-                self.logic.config.max_steps,
-                self.logic.config.recent_observations,
-            )
+            shown = self.index  # the index this step's prompt shows and its rules check
             save, self._unsaved = (self._save() if self._unsaved else None), False
-            completion: Completion[StepOutput] = yield CallModel(msgs, save)
-            vis = self.logic.visibility(active, self.index)
-            verdict = self.logic.absorb(active, completion, vis)
+            answer = yield CallModel(partial(self._prompt, shown), save, self._reply)
+            completion = _host_step(answer) if isinstance(answer, StepOutput) else answer
+            vis = self.logic.visibility(active, shown)
+            verdict, report = self.logic.absorb(active, completion, vis)
             if verdict.done:
-                return (yield from self._finish(verdict))
+                return (yield from self._finish(verdict, report))
             if verdict.approval is not None:
-                answer = yield Approve(verdict.approval)
-                self.logic.decide(active, verdict.approval, answer)
-            yield from self._act()
-            yield from self._after_step()
+                approved = yield Approve(verdict.approval)
+                self.logic.decide(active, verdict.approval, approved, report)
+            yield from self._act(report)
+            yield from self._after_step(report)
 
-    def _act(self) -> Generator[Command, Any, None]:
+    @property
+    def _reply(self) -> type[StepOutput] | TextFormat[StepOutput]:
+        return STEP_LINES if self.logic.config.reply_format is ReplyFormat.LINES else StepOutput
+
+    def _prompt(self, index: RenderedIndex) -> Prompt:
+        config = self.logic.config
+        return build_prompt(
+            self.active,
+            index,
+            self.logic.tools.values(),
+            config.limits,
+            config.max_steps,
+            config.recent_observations,
+            config.reply_format,
+        )
+
+    def _act(self, report: StepReport) -> Generator[Command, Any, None]:
         """Save the step before its tool runs (write-ahead), then run it."""
         call = self.active.pending_call
         if call is None:
             return
         yield self._save()
         result: ToolResult = yield RunTool(self.logic.tools[call.name], dict(call.arguments))
-        self.logic.record(self.active, call, result)
+        report.observation = self.logic.record(self.active, call, result)
 
-    def _after_step(self) -> Generator[Command, Any, None]:
+    def _after_step(self, report: StepReport) -> Generator[Command, Any, None]:
         """Open what the model asked for (visible from the next call); the draft is saved
         with the next model call."""
         active = self.active
@@ -295,18 +324,27 @@ class StepDriver:
             active.opened_requests.update(found.requests)
             for obs in found.observations:
                 active.opened_observations[obs.id] = obs
+            report.opened = [
+                *(r.state.id for r in found.states),
+                *found.requests,
+                *(o.id for o in found.observations),
+            ]
             for item in found.missing:
                 # Forgotten since it was shown: tell the model; the rest of the batch is open.
-                active.rejections.append(
+                message = (
                     f"access {item}: not found in namespace {active.namespace!r} "
                     "(forgotten since it was shown)"
                 )
+                report.rejections.append(Rejection(RejectionKind.MISSING, message))
+                active.rejections.append(message)
                 active.rejected_total += 1
             active.pending_access = []  # only now: a failed fetch is retried on resume
         self._unsaved = True
-        yield Progress(active)
+        yield Progress(active, report)
 
-    def _finish(self, verdict: StepVerdict, retry: bool = False) -> Generator[Command, Any, Done]:
+    def _finish(
+        self, verdict: StepVerdict, report: StepReport, retry: bool = False
+    ) -> Generator[Command, Any, Done]:
         active = self.active
         # Kept on the Active State first: if the commit fails, a resume commits this verdict
         # instead of asking the model for an answer it already gave.
@@ -327,7 +365,8 @@ class StepDriver:
             yield self._save()
             bundle = yield from self._commit(bundle)
         dropped = (landed or bundle.request).dropped or []
-        yield Progress(active)
+        report.done = True
+        yield Progress(active, report)
         return Done(self._result(verdict, bundle, dropped), bundle)
 
     def _commit(self, bundle: RequestBundle) -> Generator[Command, Any, RequestBundle]:
@@ -364,6 +403,11 @@ class StepDriver:
             observations=list(active.observations.values()),
             dropped=list(dropped),
         )
+
+
+def _host_step(step: StepOutput) -> Completion[StepOutput]:
+    """A step a host's model wrote, as the rules take it: no text, no usage of ours."""
+    return Completion("", step, Usage())
 
 
 def _verdict(finish: Finish) -> StepVerdict:

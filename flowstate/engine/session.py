@@ -36,12 +36,12 @@ from flowstate.engine.driver import (
     approver_outcome,
 )
 from flowstate.engine.lease import WriterLease
+from flowstate.engine.report import RejectionKind, StepReport
 from flowstate.engine.step import AgentConfig, Approval
 from flowstate.engine.tools import Tool, ToolResult, bounded
-from flowstate.errors import FlowStateError, StoreError, UsageError
-from flowstate.llm.client import Completion, Message, T
+from flowstate.errors import StoreError, UsageError
 from flowstate.models.active import ActiveState
-from flowstate.models.records import MAX_REQUEST_TEXT_CHARS, Usage
+from flowstate.models.records import MAX_REQUEST_TEXT_CHARS
 from flowstate.models.step import StepOutput
 from flowstate.models.views import IndexState, RevealedState
 from flowstate.safety.redaction import Redactor
@@ -56,6 +56,7 @@ class Recorded:
     applied: bool
     states: list[str] = field(default_factory=list)
     rejections: list[str] = field(default_factory=list)
+    report: StepReport | None = field(default=None, repr=False)  # the step, as data
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class Opened:
     states: list[RevealedState] = field(default_factory=list)
     requests: dict[str, list[IndexState]] = field(default_factory=dict)
     rejections: list[str] = field(default_factory=list)
+    report: StepReport | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -75,18 +77,6 @@ class Guarded:
     approved: bool
     reason: str
     decision_id: str | None
-
-
-class _HostModel:
-    """The session's stand-in for a model: the host's model answers, never this."""
-
-    model = "host"
-
-    def complete(self, messages: list[Message], schema: type[T]) -> Completion[T]:
-        raise FlowStateError("a session's steps come from the host; nothing calls a model")
-
-    async def acomplete(self, messages: list[Message], schema: type[T]) -> Completion[T]:
-        raise FlowStateError("a session's steps come from the host; nothing calls a model")
 
 
 # A host's request may take many calls; the step limit is a backstop, not a budget.
@@ -114,6 +104,9 @@ class Session:
         self._result: RunResult | None = None
         self._host_output: ToolResult | None = None
         self._saved: str | None = None  # the draft as last saved, so it is not saved again
+        # One driver for the request; it waits at `_waiting` for the host's next step.
+        self._driver: StepDriver | None = None
+        self._waiting: CallModel | None = None
         self._discarded = False
         # A stopped process's commit, finished when its draft was picked up: the host's retry
         # of that commit gets its result instead of an error.
@@ -163,7 +156,7 @@ class Session:
                 )
             active = ActiveState.model_validate_json(draft[1])
             session = cls(agent, active, approve, lease)
-            session._run(session._driver(Start.DRAFT), None)
+            session._open(Start.DRAFT)
             session._finished_on_pickup = session._result is not None
         except BaseException:
             lease.__exit__(None, None, None)
@@ -192,26 +185,24 @@ class Session:
 
     def record(self, delta: Sequence[dict[str, Any]]) -> Recorded:
         """Add, update or remove states of this request: all of the delta or none of it."""
-        before = {s.id: s for s in self.active.states.values()}
-        self._step({"delta": list(delta)})
-        after = {s.id: s for s in self.active.states.values()}
-        touched = sorted(
-            {i for i in before.keys() ^ after.keys()}
-            | {i for i in before.keys() & after.keys() if before[i] != after[i]}
+        report = self._step({"delta": list(delta)})
+        return Recorded(
+            applied=report.delta_applied is not False,
+            states=list(report.touched),
+            rejections=report.messages,
+            report=report,
         )
-        told = [r for r in self.active.rejections if r.startswith("delta rejected")]
-        return Recorded(applied=not told, states=touched, rejections=list(self.active.rejections))
 
     def reveal(self, ids: Sequence[str]) -> Opened:
         """Open past states (or collapsed requests) that were shown: their content and their
         relations as type + id. The far ends open only when asked for in a later call."""
-        self._step({"access": list(ids)})
+        report = self._step({"access": list(ids)})
+        active = self.active
         return Opened(
-            states=[self.active.revealed[i] for i in ids if i in self.active.revealed],
-            requests={
-                i: self.active.opened_requests[i] for i in ids if i in self.active.opened_requests
-            },
-            rejections=list(self.active.rejections),
+            states=[active.revealed[i] for i in ids if i in active.revealed],
+            requests={i: active.opened_requests[i] for i in ids if i in active.opened_requests},
+            rejections=report.messages,
+            report=report,
         )
 
     def observe(
@@ -219,24 +210,20 @@ class Session:
     ) -> str:
         """Keep a raw tool result the host got, so that states can cite it as evidence;
         returns its id (e.g. `r7.o2`). Uncited observations are not committed."""
-        self._host_output = ToolResult(bounded(str(output)), is_error)
-        count = len(self.active.observations)
-        self._call(tool, arguments, [], consequential=False)
-        if len(self.active.observations) == count:
-            raise UsageError("; ".join(self.active.rejections) or "the observation was refused")
-        return list(self.active.observations)[-1]
+        report = self._call(tool, arguments, [], ToolResult(bounded(str(output)), is_error))
+        if report.observation is None:
+            raise UsageError("; ".join(report.messages) or "the observation was refused")
+        return report.observation
 
     def guard(self, tool: str, arguments: dict[str, Any], cites: Sequence[str]) -> Guarded:
         """FlowState's rule for a consequential action: it must cite states of this request or
         revealed ones, none of them superseded (and the approver, if any, must say True).
         The decision is recorded either way; the host then runs the call itself."""
-        self._verdict = None
-        self._host_output = ToolResult(f"approved by the guard; the host runs {tool}", False)
-        self._call(tool, arguments, list(cites), consequential=True)
-        decision = self.active.decisions[-1] if self.active.decisions else None
-        if decision is None or decision.tool != tool or decision.step != self.active.step:
-            reason = "; ".join(self.active.rejections) or "refused"
-            return Guarded(False, reason, None)
+        ran = ToolResult(f"approved by the guard; the host runs {tool}", False)
+        report = self._call(tool, arguments, list(cites), ran, consequential=True)
+        decision = report.decision
+        if decision is None:
+            return Guarded(False, "; ".join(report.messages) or "refused", None)
         return Guarded(decision.approved, decision.reason, decision.id)
 
     def commit(self, answer: str, summary: str = "") -> RunResult:
@@ -249,9 +236,11 @@ class Session:
             raise UsageError(
                 f"the answer has {len(answer)} characters; at most {MAX_REQUEST_TEXT_CHARS}"
             )
-        self._step({"action": {"type": "final", "answer": answer, "summary": summary}}, ending=True)
+        final = {"type": "final", "answer": answer, "summary": summary}
+        report = self._step({"action": final}, ending=True)
         if self._result is None:
-            raise UsageError("; ".join(self.active.rejections) or "the commit was refused")
+            held = report.of_kind(RejectionKind.ANSWER_HELD) or report.messages
+            raise UsageError("; ".join(held) or "the commit was refused")
         return self._result
 
     def discard(self) -> str | None:
@@ -259,6 +248,7 @@ class Session:
         self._closed()
         self._release()
         self._discarded = True
+        self._driver = self._waiting = None
         return self._agent.discard()
 
     def _release(self) -> None:
@@ -269,20 +259,27 @@ class Session:
     # -- the shell ----------------------------------------------------------------------------
 
     def _call(
-        self, tool: str, arguments: dict[str, Any], cites: list[str], *, consequential: bool
-    ) -> None:
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        cites: list[str],
+        output: ToolResult,
+        *,
+        consequential: bool = False,
+    ) -> StepReport:
         try:
             self._agent.logic.tools[tool] = Tool.external(tool, consequential=consequential)
         except UsageError as e:
             raise UsageError(f"tool {tool!r}: {e}") from e
+        self._host_output = output
         action = {"type": "tool", "name": tool, "arguments": arguments, "cites": cites}
-        self._step({"action": action})
+        return self._step({"action": action})
 
-    def _step(self, raw: dict[str, Any], *, ending: bool = False) -> None:
-        """One host step through a driver picked up from the Active State, run until the
-        driver asks for the next model call (or the request is done). When the database
-        fails, a step that does not end the request is undone: an error means nothing of the
-        call was applied, and the host sends it again. The end is kept for the retry."""
+    def _step(self, raw: dict[str, Any], *, ending: bool = False) -> StepReport:
+        """One host step fed to the session's driver, run until the driver asks for the next
+        step (or the request is done); its report. When the database fails, a step that does
+        not end the request is undone: an error means nothing of the call was applied, and
+        the host sends it again. The end is kept for the retry."""
         self._closed()
         if self.active.finish is not None and not ending:
             raise UsageError(
@@ -290,43 +287,57 @@ class Session:
                 "failure: commit again (it commits the answer already given, never twice)"
             )
         try:
-            out = StepOutput.model_validate(raw)
+            step = StepOutput.model_validate(raw)
         except ValidationError as e:
             raise UsageError(f"invalid step: {describe(e)}") from e
-        driver = self._driver(Start.INFLIGHT)
-        completion = Completion(out.model_dump_json(), out, Usage())
-        before = self.active.model_copy(deep=True)
+        before = None if ending else self.active.model_copy(deep=True)
         try:
-            self._run(driver, completion)
+            if self._waiting is None:  # the last driver stopped at a database failure
+                report = self._open(Start.INFLIGHT)
+                if self._result is not None:  # it finished the end kept from before
+                    return report
+            report = self._advance(self._send(step))
         except StoreError:
-            if not ending:
+            self._driver = self._waiting = None
+            if before is not None:
                 self.active = before
             raise
+        return report
 
     def _begin(self) -> None:
-        self._run(self._driver(Start.NEW), None)
+        self._open(Start.NEW)
 
-    def _driver(self, start: Start) -> StepDriver:
+    def _open(self, start: Start) -> StepReport:
+        """A driver over the Active State, run up to its first request for a step."""
         agent = self._agent
-        return StepDriver(
-            self.active, agent.index.render(), agent.logic, start=start, redact=agent.redact
-        )
+        self._driver = agent.driver(self.active, start)
+        return self._advance(self._driver.start())
 
-    def _run(self, driver: StepDriver, step: Completion[StepOutput] | None) -> None:
-        command = driver.start()
+    def _send(self, step: StepOutput) -> Command:
+        assert self._driver is not None and self._waiting is not None
+        self._waiting = None
+        return self._driver.send(step)
+
+    def _advance(self, command: Command) -> StepReport:
+        """Perform the driver's commands until it asks for the next step; the report of the
+        step that ended on the way (an empty one when none did)."""
+        assert self._driver is not None
+        report = StepReport(self.active.step)
         while not isinstance(command, Done):
             if isinstance(command, CallModel):
                 save = command.save  # no model call to overlap: saved at once
                 if save is not None and save.payload != self._saved:  # not as it already is
                     self._perform(save)
-                if step is None:
-                    return  # this call's step is done; the host sends the next one
-                command, step = driver.send(step), None
-                continue
-            command = driver.send(self._perform(command))
+                self._waiting = command
+                return report
+            if isinstance(command, Progress):
+                report = command.report
+            command = self._driver.send(self._perform(command))
         self._agent.refresh_index(command.bundle.relations)
         self._result = command.result
+        self._driver = None
         self._release()
+        return report
 
     def _perform(self, command: Command) -> Any:
         if isinstance(command, Approve):
@@ -356,8 +367,9 @@ def _leased_agent(
     approve: Callable[[Approval], Any] | None,
     redact: Redactor[Any] | None,
 ) -> tuple[Agent, WriterLease]:
-    """A session's agent (no model, the guard's rules always on) and its entered lease."""
-    agent = Agent(repo, _HostModel(), (), config or SESSION_CONFIG, redact=redact)
+    """A session's agent (no model: the host's steps come in as they are; the guard's rules
+    always on) and its entered lease."""
+    agent = Agent(repo, None, (), config or SESSION_CONFIG, redact=redact)
     agent.approve = approve or _host_approves
     lease = agent.lease()
     lease.__enter__()

@@ -16,7 +16,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowstate.engine.index import RenderedIndex
-from flowstate.engine.tools import Tool, ToolResult, as_tools, bounded
+from flowstate.engine.protocol import ReplyFormat
+from flowstate.engine.report import Rejection, RejectionKind, StepReport, shortened, told_back
+from flowstate.engine.tools import Tool, ToolResult, as_tools
 from flowstate.errors import FlowStateError
 from flowstate.llm.client import Completion
 from flowstate.models import ids
@@ -25,11 +27,6 @@ from flowstate.models.records import ActionDecision, Observation, Outcome, utcno
 from flowstate.models.step import FinalAnswer, StepOutput, ToolCall
 from flowstate.models.vocab import RelationType
 from flowstate.rules import Limits, Visibility, apply_delta, check_access, check_delta
-
-# What the model is told back is bounded: a rejection may quote hostile input (a 1 MB key),
-# and every message reaches the next prompt and the draft.
-MAX_TOLD_CHARS = 1_000  # per message
-MAX_TOLD_PER_STEP = 20  # messages per step; the rest are counted in one more line
 
 
 class AgentConfig(BaseModel):
@@ -44,6 +41,9 @@ class AgentConfig(BaseModel):
     # How long the namespace's writer lease lasts unless renewed (it is, while a request runs).
     lease_seconds: int = Field(60, ge=5, le=86_400)
     limits: Limits = Limits()
+    # How the model writes its step: keyword lines described in the protocol (no schema sent),
+    # or the JSON step object with its schema sent as `response_format`.
+    reply_format: ReplyFormat = ReplyFormat.LINES
 
 
 @dataclass(frozen=True)
@@ -65,9 +65,6 @@ class StepVerdict:
     error: str | None = None
     # A consequential call that passed the rules, parked until the approver answers.
     approval: Approval | None = None
-
-
-CONTINUE = StepVerdict(done=False)
 
 
 class StepLogic:
@@ -101,15 +98,20 @@ class StepLogic:
 
     def absorb(
         self, active: ActiveState, completion: Completion[StepOutput], vis: Visibility
-    ) -> StepVerdict:
+    ) -> tuple[StepVerdict, StepReport]:
+        """Apply one step's output; the verdict says what comes next, the report what the
+        step did (the driver completes it with what the shell's I/O brought)."""
         active.step += 1
         active.calls.append(completion.usage)
-        told: list[str] = []
+        report = StepReport(active.step)
         try:
-            verdict = self._absorb(active, completion, vis, told)
+            verdict = self._absorb(active, completion, vis, report)
         finally:
-            active.rejections = told_back(told)
-            active.rejected_total += len(told)
+            active.rejections = told_back(report.rejections)
+            active.rejected_total += len(report.rejections)
+        return self._limited(active, verdict), report
+
+    def _limited(self, active: ActiveState, verdict: StepVerdict) -> StepVerdict:
         if not verdict.done and active.step >= self.config.max_steps:
             return StepVerdict(
                 True,
@@ -125,14 +127,18 @@ class StepLogic:
         active: ActiveState,
         completion: Completion[StepOutput],
         vis: Visibility,
-        told: list[str],
+        report: StepReport,
     ) -> StepVerdict:
+        told = report.rejections
         out = completion.value
         if out is None:
             active.malformed_in_a_row += 1
             told.append(
-                f"your output could not be used ({completion.error}); reply with one "
-                "JSON object that follows the schema"
+                Rejection(
+                    RejectionKind.MALFORMED,
+                    f"your output could not be used ({completion.error}); reply in the format "
+                    "the protocol gives",
+                )
             )
             if active.malformed_in_a_row >= self.config.max_malformed:
                 return StepVerdict(
@@ -143,33 +149,41 @@ class StepLogic:
                     f"the model returned unusable output {active.malformed_in_a_row} times in a "
                     f"row; last problem: {completion.error}",
                 )
-            return CONTINUE
+            return StepVerdict(False)
         active.malformed_in_a_row = 0
-        delta_ok = self._delta(active, out, vis, told)
+        delta_ok = self._delta(active, out, vis, report)
         self._access(active, out, vis, told)
         action = out.action
         if isinstance(action, ToolCall):
-            return StepVerdict(False, approval=self._accept_call(active, action, told))
+            return StepVerdict(False, approval=self._accept_call(active, action, report))
         elif isinstance(action, FinalAnswer):
             if delta_ok:
                 return StepVerdict(True, Outcome.ANSWERED, action.answer, action.summary)
             told.append(
-                "final answer held back because the delta of the same step was "
-                "rejected; fix the delta and answer again"
+                Rejection(
+                    RejectionKind.ANSWER_HELD,
+                    "final answer held back because the delta of the same step was "
+                    "rejected; fix the delta and answer again",
+                )
             )
         else:
             active.log.append(StepRecord(step=active.step, action="no action (deferred)"))
-        return CONTINUE
+        return StepVerdict(False)
 
     def _delta(
-        self, active: ActiveState, out: StepOutput, vis: Visibility, told: list[str]
+        self, active: ActiveState, out: StepOutput, vis: Visibility, report: StepReport
     ) -> bool:
         if not out.delta:
             return True
         violations = check_delta(out.delta, vis, self.config.limits, active.states)
+        report.delta_applied = not violations
         if violations:
-            told.extend(f"delta rejected, nothing applied: {v}" for v in violations)
+            report.rejections.extend(
+                Rejection(RejectionKind.DELTA, f"delta rejected, nothing applied: {v}")
+                for v in violations
+            )
             return False
+        before = {s.id: s for s in active.states.values()}
         applied = apply_delta(
             out.delta,
             vis,
@@ -184,37 +198,49 @@ class StepLogic:
             applied.relations,
             applied.evidence,
         )
+        after = {s.id: s for s in active.states.values()}
+        report.touched = sorted(
+            (before.keys() ^ after.keys())
+            | {i for i in before.keys() & after.keys() if before[i] != after[i]}
+        )
         return True
 
     def _access(
-        self, active: ActiveState, out: StepOutput, vis: Visibility, told: list[str]
+        self, active: ActiveState, out: StepOutput, vis: Visibility, told: list[Rejection]
     ) -> None:
         if not out.access:
             return
         decision = check_access(out.access, vis, self.config.limits)
-        told.extend(str(v) for v in decision.violations)
+        told.extend(Rejection(RejectionKind.ACCESS, str(v)) for v in decision.violations)
         active.pending_access = decision.states + decision.requests + decision.observations
 
-    def _accept_call(self, active: ActiveState, call: ToolCall, told: list[str]) -> Approval | None:
+    def _accept_call(
+        self, active: ActiveState, call: ToolCall, report: StepReport
+    ) -> Approval | None:
         """Check a tool call; when it may run, park it in `pending_call`. A consequential one
         that passes the rules is parked too and returned, to be put to the approver."""
         tool = self.tools.get(call.name)
         if tool is None:
-            told.append(f"unknown tool {call.name!r}; tools: {', '.join(self.tools) or 'none'}")
+            known = ", ".join(self.tools) or "none"
+            report.rejections.append(
+                Rejection(RejectionKind.TOOL, f"unknown tool {call.name!r}; tools: {known}")
+            )
             return None
         if tool.consequential:
             refusal, cited = self._guard(active, call)
             # Nobody is asked to approve a call that could not run as given.
             refusal = refusal or tool.invalid(dict(call.arguments))
             if refusal is not None:
-                self._refuse(active, call, cited, refusal, told)
+                self._refuse(active, call, cited, refusal, report)
                 return None
             active.pending_call = call
             return Approval(active.request_id, call.name, dict(call.arguments), cited)
         active.pending_call = call
         return None
 
-    def decide(self, active: ActiveState, asked: Approval, answer: object) -> None:
+    def decide(
+        self, active: ActiveState, asked: Approval, answer: object, report: StepReport
+    ) -> None:
         """Apply the approver's answer to the parked call: only exactly True approves; an
         exception it raised, False or anything else denies (the request goes on). Either
         way the decision is recorded."""
@@ -222,7 +248,7 @@ class StepLogic:
         if call is None:
             raise FlowStateError("no parked call awaits an approval")
         if answer is True:
-            self._decision(active, call, asked.cites, None)
+            report.decision = self._decision(active, call, asked.cites, None)
             return
         if isinstance(answer, BaseException):
             refusal = (
@@ -235,10 +261,10 @@ class StepLogic:
                 f"{asked.tool}: the approver returned {type(answer).__name__}, not True; denied"
             )
         active.pending_call = None
-        told: list[str] = []
-        self._refuse(active, call, asked.cites, refusal, told)
-        active.rejections.extend(told_back(told))
-        active.rejected_total += len(told)
+        told = len(report.rejections)
+        self._refuse(active, call, asked.cites, refusal, report)
+        active.rejections.extend(told_back(report.rejections[told:]))
+        active.rejected_total += len(report.rejections) - told
 
     def _refuse(
         self,
@@ -246,11 +272,11 @@ class StepLogic:
         call: ToolCall,
         cited: list[str],
         refusal: str,
-        told: list[str],
+        report: StepReport,
     ) -> None:
         refusal = shortened(refusal)
-        self._decision(active, call, cited, refusal)
-        told.append(refusal)
+        report.decision = self._decision(active, call, cited, refusal)
+        report.rejections.append(Rejection(RejectionKind.GUARD, refusal))
         active.log.append(
             StepRecord(
                 step=active.step,
@@ -259,8 +285,8 @@ class StepLogic:
             )
         )
 
-    def record(self, active: ActiveState, call: ToolCall, result: ToolResult) -> None:
-        """Keep a tool's result as an observation; the parked call has run."""
+    def record(self, active: ActiveState, call: ToolCall, result: ToolResult) -> str:
+        """Keep a tool's result as an observation (its id); the parked call has run."""
         active.pending_call = None
         oid = ids.observation_id(active.request_id, len(active.observations) + 1)
         active.observations[oid] = Observation(
@@ -276,6 +302,7 @@ class StepLogic:
         active.log.append(
             StepRecord(step=active.step, action=_described(call), observation=oid, cites=call.cites)
         )
+        return oid
 
     def interrupted(self, active: ActiveState) -> None:
         """On resume: a call parked when the process died may or may not have run. Say so,
@@ -319,21 +346,21 @@ class StepLogic:
 
     def _decision(
         self, active: ActiveState, call: ToolCall, cited: list[str], refusal: str | None
-    ) -> None:
+    ) -> ActionDecision:
         """Every consequential call that reached the guard is recorded, approved or not."""
-        active.decisions.append(
-            ActionDecision(
-                namespace=active.namespace,
-                request_id=active.request_id,
-                step=active.step,
-                id=ids.decision_id(active.request_id, len(active.decisions) + 1),
-                tool=call.name,
-                arguments=_canonical(call.arguments),
-                cites=cited,
-                approved=refusal is None,
-                reason=refusal or "approved",
-            )
+        decision = ActionDecision(
+            namespace=active.namespace,
+            request_id=active.request_id,
+            step=active.step,
+            id=ids.decision_id(active.request_id, len(active.decisions) + 1),
+            tool=call.name,
+            arguments=_canonical(call.arguments),
+            cites=cited,
+            approved=refusal is None,
+            reason=refusal or "approved",
         )
+        active.decisions.append(decision)
+        return decision
 
 
 def superseded(active: ActiveState) -> dict[str, set[str]]:
@@ -350,24 +377,6 @@ def superseded(active: ActiveState) -> dict[str, set[str]]:
         if relation.type is RelationType.SUPERSEDES:
             newer.setdefault(relation.target, set()).add(relation.source)
     return newer
-
-
-def shortened(message: str) -> str:
-    """A message of at most about MAX_TOLD_CHARS: a long one loses its middle (where quoted
-    input sits), so the start (where) and the end (why) are kept."""
-    if len(message) <= MAX_TOLD_CHARS:
-        return bounded(message)
-    head, tail = message[: MAX_TOLD_CHARS * 3 // 5], message[-(MAX_TOLD_CHARS // 3) :]
-    cut = len(message) - len(head) - len(tail)
-    return bounded(f"{head}… [{cut:,} characters cut] …{tail}")
-
-
-def told_back(told: list[str]) -> list[str]:
-    """The messages for the next prompt: each bounded, at most MAX_TOLD_PER_STEP of them."""
-    kept = [shortened(t) for t in told[:MAX_TOLD_PER_STEP]]
-    if len(told) > MAX_TOLD_PER_STEP:
-        kept.append(f"... and {len(told) - MAX_TOLD_PER_STEP} more problems in this step")
-    return kept
 
 
 def _described(call: ToolCall) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from flowstate.llm._litellm import litellm
 from flowstate.llm.scripted import PROVIDER, Message, ScriptError, lookup
-from flowstate.tokens import count_messages, count_tokens
+from flowstate.tokens import count_request, count_tokens
 
 # Through the module object, never `from litellm import ...`: import sorting would hoist that
 # above flowstate.llm._litellm, which has to set the environment first.
@@ -23,13 +23,15 @@ _install_lock = threading.Lock()
 
 
 class ScriptedProvider(litellm.CustomLLM):
-    """Answers from the registry of scripted models, with tiktoken-counted usage."""
+    """Answers from the registry of scripted models, billing like a provider: the usage counts
+    everything the call sent (messages, `response_format`, tool definitions), by tiktoken."""
 
     def completion(self, model: str, messages: list[Message], *args: Any, **kwargs: Any) -> Any:
         optional = kwargs.get("optional_params") or {}
+        response_format, tools = optional.get("response_format"), optional.get("tools")
         try:
             script = lookup(model)
-            text = script.answer(messages, optional.get("response_format"))
+            text = script.answer(messages, response_format)
         except ScriptError as e:
             # CustomLLMError carries the status litellm maps to its exception classes
             # (429 -> RateLimitError, 503 -> ServiceUnavailableError, 400 -> BadRequestError).
@@ -38,7 +40,8 @@ class ScriptedProvider(litellm.CustomLLM):
         response.choices[0].message.content = text
         response.choices[0].finish_reason = "stop"
         response.model = f"{PROVIDER}/{model}"
-        prompt, completion = count_messages(messages), count_tokens(text)
+        prompt = count_request(messages, response_format, tools)
+        completion = count_tokens(text)
         response.usage = litellm.Usage(
             prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
         )

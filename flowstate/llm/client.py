@@ -8,18 +8,18 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
 from flowstate.errors import ModelError, UsageError
-from flowstate.llm.parsing import parse_step
+from flowstate.llm.parsing import ParseResult, parse_step
 from flowstate.models.records import Usage
-from flowstate.tokens import count_messages, count_tokens
+from flowstate.tokens import compact_json, count_request, count_tokens
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -32,14 +32,37 @@ _RETRY_STATUS = {408, 409, 429}
 
 
 @dataclass(frozen=True)
+class Sent:
+    """What one call handed to litellm: everything a provider bills as the prompt."""
+
+    messages: list[Message]
+    response_format: dict[str, Any] | None = None
+    tools: list[dict[str, Any]] | None = None
+
+    def tokens(self, model: str | None = None) -> int:
+        return count_request(self.messages, self.response_format, self.tools, model)
+
+
+@dataclass(frozen=True)
+class TextFormat(Generic[T]):
+    """A reply format the prompt itself describes: no schema is sent beside the messages, and
+    the reply's text is read by `parse` (e.g. `flowstate.llm.step_lines.STEP_LINES`)."""
+
+    schema: type[T]
+    parse: Callable[[str], ParseResult[T]]
+
+
+@dataclass(frozen=True)
 class Completion(Generic[T]):
-    """One model reply: the raw text, the parsed object (or why not), and what it cost."""
+    """One model reply: the raw text, the parsed object (or why not), what it cost, and what
+    was sent for it."""
 
     text: str
     value: T | None
     usage: Usage
     error: str | None = None
     finish_reason: str | None = None
+    sent: Sent | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -53,16 +76,21 @@ class ModelClient(Protocol):
 
     model: str
 
-    def complete(self, messages: list[Message], schema: type[T]) -> Completion[T]: ...
+    def complete(
+        self, messages: list[Message], schema: type[T] | TextFormat[T]
+    ) -> Completion[T]: ...
 
-    async def acomplete(self, messages: list[Message], schema: type[T]) -> Completion[T]: ...
+    async def acomplete(
+        self, messages: list[Message], schema: type[T] | TextFormat[T]
+    ) -> Completion[T]: ...
 
 
 class LiteLLMClient:
     """A `ModelClient` over `litellm.completion`; any litellm model string works.
 
     `structured=None` asks litellm whether the model takes a JSON schema as `response_format`;
-    when it does not, the schema is put into the system message instead. Transient provider
+    when it does not, the schema is put into the system message instead. A `TextFormat` sends
+    no schema at all: the prompt describes the reply. Transient provider
     errors (rate limits, timeouts, 5xx) are retried `retries` times with exponential backoff.
     Other keyword arguments go to litellm unchanged (`temperature`, `api_base`, ...).
     """
@@ -94,13 +122,13 @@ class LiteLLMClient:
             self._structured = supports_response_schema(self.model)
         return self._structured
 
-    def complete(self, messages: list[Message], schema: type[T]) -> Completion[T]:
+    def complete(self, messages: list[Message], schema: type[T] | TextFormat[T]) -> Completion[T]:
         from flowstate.llm._litellm import litellm
 
         sent, kwargs = self._request(messages, schema)
         for attempt in range(self.retries + 1):
             try:
-                response = litellm.completion(model=self.model, messages=sent, **kwargs)
+                response = litellm.completion(model=self.model, messages=sent.messages, **kwargs)
                 break
             except Exception as e:
                 if not self._retry(e, attempt):
@@ -108,13 +136,17 @@ class LiteLLMClient:
                 time.sleep(self._delay(attempt))
         return self._completion(response, sent, schema)
 
-    async def acomplete(self, messages: list[Message], schema: type[T]) -> Completion[T]:
+    async def acomplete(
+        self, messages: list[Message], schema: type[T] | TextFormat[T]
+    ) -> Completion[T]:
         from flowstate.llm._litellm import litellm
 
         sent, kwargs = self._request(messages, schema)
         for attempt in range(self.retries + 1):
             try:
-                response = await litellm.acompletion(model=self.model, messages=sent, **kwargs)
+                response = await litellm.acompletion(
+                    model=self.model, messages=sent.messages, **kwargs
+                )
                 break
             except Exception as e:
                 if not self._retry(e, attempt):
@@ -125,14 +157,17 @@ class LiteLLMClient:
     # --- steps shared by the sync and async paths -----------------------------------------
 
     def _request(
-        self, messages: list[Message], schema: type[BaseModel]
-    ) -> tuple[list[Message], dict[str, Any]]:
-        kwargs: dict[str, Any] = {}
-        if self.structured:
-            kwargs["response_format"] = response_format(schema)
-            sent = list(messages)
+        self, messages: list[Message], schema: type[BaseModel] | TextFormat[Any]
+    ) -> tuple[Sent, dict[str, Any]]:
+        if isinstance(schema, TextFormat):
+            sent = Sent(list(messages))
+        elif self.structured:
+            sent = Sent(list(messages), response_format(schema))
         else:
-            sent = with_json_instruction(messages, schema)
+            sent = Sent(with_json_instruction(messages, schema))
+        kwargs: dict[str, Any] = {}
+        if sent.response_format is not None:
+            kwargs["response_format"] = sent.response_format
         return sent, {**kwargs, **self.litellm_kwargs}
 
     def _retry(self, error: Exception, attempt: int) -> bool:
@@ -148,25 +183,35 @@ class LiteLLMClient:
             return ModelError(f"model {self.model!r} failed after {attempts} {tries}: {detail}")
         return ModelError(f"model {self.model!r} refused the call: {detail}")
 
-    def _completion(self, response: Any, sent: list[Message], schema: type[T]) -> Completion[T]:
+    def _completion(
+        self, response: Any, sent: Sent, schema: type[T] | TextFormat[T]
+    ) -> Completion[T]:
         choice = response.choices[0]
         text = choice.message.content or ""
         finish = getattr(choice, "finish_reason", None)
         usage = self._usage(response, sent, text)
-        parsed = parse_step(text, schema)
+        parsed = schema.parse(text) if isinstance(schema, TextFormat) else parse_step(text, schema)
         error = parsed.error
         if error is not None and finish == "length":
             error = f"{error} (the reply was cut off at the output token limit; be shorter)"
-        return Completion(text, parsed.value, usage, error, finish)
+        return Completion(text, parsed.value, usage, error, finish, sent)
 
-    def _usage(self, response: Any, sent: list[Message], text: str) -> Usage:
+    def _usage(self, response: Any, sent: Sent, text: str) -> Usage:
+        """The provider's figures when it gives them, else the estimate; the estimate of the
+        whole bill (messages, reply schema, tools) is kept beside them either way."""
         given = getattr(response, "usage", None)
+        estimate = sent.tokens(self.model)
         prompt = getattr(given, "prompt_tokens", 0) or 0
         completion = getattr(given, "completion_tokens", 0) or 0
-        if prompt <= 0:  # the provider did not say: estimate as tiktoken would
-            prompt = count_messages(sent, self.model)
+        if prompt <= 0:  # the provider did not say
+            prompt = estimate
             completion = completion or count_tokens(text, self.model)
-        return Usage(prompt_tokens=prompt, completion_tokens=completion, calls=1)
+        return Usage(
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            calls=1,
+            estimated_prompt_tokens=estimate,
+        )
 
 
 def supports_response_schema(model: str) -> bool:
@@ -192,30 +237,35 @@ def response_format(schema: type[BaseModel]) -> dict[str, Any]:
 
 
 def compact_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema without what costs tokens at every call and tells a model nothing:
-    pydantic's `title`s (they repeat the names) and `discriminator`s (the `const` of each
-    branch already says which one applies)."""
+    """The JSON schema without what costs tokens at every call and tells a model nothing it
+    lacks: pydantic's `title`s (they repeat the names), `discriminator`s (the `const` of each
+    branch already says which one applies), `description`s and `default`s (the prompt says
+    what the fields mean; an optional field is simply not required)."""
     return _without_noise(schema.model_json_schema())  # type: ignore[no-any-return]
 
 
-def _without_noise(node: Any) -> Any:
+_NOISE = {"discriminator", "description", "default"}
+
+
+def _without_noise(node: Any, in_properties: bool = False) -> Any:
     if isinstance(node, dict):
         return {
-            k: _without_noise(v)
+            k: _without_noise(v, k == "properties")
             for k, v in node.items()
-            if k != "discriminator" and not (k == "title" and isinstance(v, str))
+            # a key inside "properties" is a field's name, never noise
+            if in_properties or (k not in _NOISE and not (k == "title" and isinstance(v, str)))
         }
     if isinstance(node, list):
         return [_without_noise(v) for v in node]
     return node
 
 
+JSON_INSTRUCTION = "Reply with exactly one JSON object and nothing else (no prose, no code fence)."
+
+
 def json_instruction(schema: type[BaseModel]) -> str:
-    schema_text = json.dumps(compact_schema(schema), separators=(",", ":"))
-    return (
-        "Reply with exactly one JSON object and nothing else (no prose, no code fence). "
-        f"It must follow this JSON schema:\n{schema_text}"
-    )
+    schema_text = compact_json(compact_schema(schema))
+    return f"{JSON_INSTRUCTION} It must follow this JSON schema:\n{schema_text}"
 
 
 def with_json_instruction(messages: list[Message], schema: type[BaseModel]) -> list[Message]:

@@ -67,7 +67,7 @@ def parse_step(text: str, schema: type[T]) -> ParseResult[T]:
         data = extract_json(text)
     except _NotJSON as e:
         return ParseResult(error=str(e))
-    bad = _lone_surrogate(data)
+    bad = lone_surrogate(data)
     if bad is not None:
         # json.loads turns an escaped "\ud800" into a lone surrogate, which no UTF-8 text (a
         # draft, a commit, the next prompt) can hold: refuse the reply here, at the boundary.
@@ -84,7 +84,7 @@ def parse_step(text: str, schema: type[T]) -> ParseResult[T]:
         return ParseResult(error=f"the reply nests too deeply; at most {MAX_REPLY_DEPTH} levels")
 
 
-def _lone_surrogate(value: Any, path: str = "") -> str | None:
+def lone_surrogate(value: Any, path: str = "") -> str | None:
     """The path of the first string (or key) that is not valid Unicode, else None."""
     if isinstance(value, str):
         return None if is_unicode(value) else path
@@ -95,10 +95,20 @@ def _lone_surrogate(value: Any, path: str = "") -> str | None:
         if isinstance(key, str) and not is_unicode(key):
             return _join(path, key.encode("utf-8", "backslashreplace").decode())
         step = f"{path}[{key}]" if isinstance(key, int) else _join(path, key)
-        found = _lone_surrogate(item, step)
+        found = lone_surrogate(item, step)
         if found is not None:
             return found
     return None
+
+
+def extract_object(text: str, start: int) -> dict[str, Any]:
+    """The JSON object whose `{` is at text[start], bounded and parsed as `extract_json` does."""
+    return _load_object(text, start, _balanced(text, start))
+
+
+def balanced(text: str, start: int) -> str:
+    """text[start:] up to the brace that closes text[start]; to the end when it never closes."""
+    return _balanced(text, start)
 
 
 def extract_json(text: str) -> Any:

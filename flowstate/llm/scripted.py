@@ -121,20 +121,24 @@ class ScriptedModel:
         return LiteLLMClient(self.model, **kwargs)
 
     def answer(self, messages: list[Message], response_format: dict[str, Any] | None) -> str:
-        """The next reply as text; raises ScriptError when the script cannot answer."""
+        """The next reply as text; raises ScriptError when the script cannot answer.
+
+        A step given as a dict or model is written as a model following the prompt would:
+        JSON when a schema was sent or the prompt asks for JSON, else in keyword lines."""
         messages = [dict(m) for m in messages]
+        lines = response_format is None and not _asks_for_json(messages)
         try:
-            reply = self._reply(messages)
+            reply = self._reply(messages, lines)
         except ScriptError:
             self.calls.append(ScriptedCall(messages, response_format, None))
             raise
         self.calls.append(ScriptedCall(messages, response_format, reply))
         return reply
 
-    def _reply(self, messages: list[Message]) -> str:
+    def _reply(self, messages: list[Message], lines: bool) -> str:
         if self._policy is not None:
             try:
-                return render(self._policy(messages))
+                return render(self._policy(messages), lines)
             except Exception as e:
                 # a bug in the policy is not a provider hiccup: report it as non-retryable
                 raise ScriptError(
@@ -152,18 +156,46 @@ class ScriptedModel:
             self._next += 1
         if isinstance(out, ScriptedFailure):
             raise ScriptError(out.status, out.message)
-        return render(out)
+        return render(out, lines)
 
 
-def render(output: Output) -> str:
-    """The text a model would send for `output`."""
+def render(output: Output, lines: bool = False) -> str:
+    """The text a model would send for `output`; with `lines`, a step (a dict or model that
+    is a valid step object) in keyword lines. A string is sent as it is."""
     if isinstance(output, str):
         return output
+    if lines:
+        step = _as_step(output)
+        if step is not None:
+            from flowstate.llm.step_lines import render_lines
+
+            return render_lines(step)
     if isinstance(output, BaseModel):
         return output.model_dump_json(exclude_defaults=True, by_alias=True)
     if isinstance(output, dict):
         return json.dumps(output, ensure_ascii=False)
     raise TypeError(f"a scripted output must be str, dict or a pydantic model, not {output!r}")
+
+
+def _as_step(output: Output) -> Any:
+    from pydantic import ValidationError
+
+    from flowstate.models.step import StepOutput
+
+    if isinstance(output, StepOutput):
+        return output
+    if isinstance(output, dict):
+        try:
+            return StepOutput.model_validate(output)
+        except ValidationError:
+            return None  # not a step (a baseline's reply, or a deliberately broken one)
+    return None
+
+
+def _asks_for_json(messages: list[Message]) -> bool:
+    from flowstate.llm.client import JSON_INSTRUCTION
+
+    return any(JSON_INSTRUCTION in str(m.get("content", "")) for m in messages)
 
 
 # --- the registry: many named scripts at once --------------------------------------------

@@ -46,19 +46,26 @@ class Record(BaseModel):
 
 
 class Usage(BaseModel):
-    """Token usage of one or many model calls."""
+    """Token usage of one or many model calls.
+
+    `prompt_tokens` is the provider's figure when it reports one, else the estimate;
+    `estimated_prompt_tokens` is always FlowState's own count of the whole bill sent (messages,
+    reply schema, tool definitions), so the two can be shown side by side.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls: int = 0
+    estimated_prompt_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             calls=self.calls + other.calls,
+            estimated_prompt_tokens=self.estimated_prompt_tokens + other.estimated_prompt_tokens,
         )
 
     @property

@@ -17,11 +17,11 @@ import neo4j.time
 from pydantic import BaseModel, ValidationError
 
 from flowstate.errors import StoreError, ValidationFailed
-from flowstate.models import ActionDecision, Observation, Request, StateNode, ids
+from flowstate.models import ActionDecision, Observation, Request, StateNode, Usage, ids
 
 M = TypeVar("M", bound=BaseModel)
 Record = Request | StateNode | Observation | ActionDecision
-_USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "calls")
+_USAGE_FIELDS = tuple(Usage.model_fields)
 _SHOWN_CHARS = 60
 
 

@@ -61,9 +61,9 @@ def _pay(active: ActiveState, cites: list[str], approve: Any = lambda _a: True) 
         collapsed_requests=frozenset(),
         revealed=frozenset(active.revealed),
     )
-    verdict = logic.absorb(active, Completion("{}", out, Usage()), vis)
+    verdict, report = logic.absorb(active, Completion("{}", out, Usage()), vis)
     if verdict.approval is not None:  # what the driver's Approve command does
-        logic.decide(active, verdict.approval, approver_outcome(approve, verdict.approval))
+        logic.decide(active, verdict.approval, approver_outcome(approve, verdict.approval), report)
     if active.pending_call is not None:
         assert active.decisions[-1].approved
         return None
@@ -176,7 +176,7 @@ def test_a_call_with_invalid_arguments_is_refused_before_the_approver_is_asked()
         }
     )
     vis = Visibility(request_id="r5", index_states=frozenset(), collapsed_requests=frozenset())
-    verdict = logic.absorb(active, Completion("{}", out, Usage()), vis)
+    verdict, report = logic.absorb(active, Completion("{}", out, Usage()), vis)
     assert verdict.approval is None and active.pending_call is None  # nobody is asked
     [decision] = active.decisions
     assert not decision.approved and decision.reason.startswith("invalid arguments for pay")

@@ -24,7 +24,7 @@ from flowstate.llm import (
     ScriptedModel,
 )
 from flowstate.llm._litellm import litellm
-from flowstate.llm.client import check_model, compact_schema
+from flowstate.llm.client import check_model, compact_schema, response_format
 from flowstate.models import AddOp, Category, FinalAnswer, StepOutput, ToolCall
 from flowstate.tokens import count_messages, count_tokens
 
@@ -338,8 +338,12 @@ def test_usage_is_estimated_when_the_provider_gives_none(monkeypatch: pytest.Mon
     monkeypatch.setattr(litellm, "completion", lambda **kw: _fake_response(text))
     done = LiteLLMClient("gpt-4", structured=True).complete(ASK, StepOutput)
     assert done.ok
-    assert done.usage.prompt_tokens == count_messages(ASK, "gpt-4")
+    # The whole bill: the messages and the schema sent as response_format.
+    schema = json.dumps(response_format(StepOutput), separators=(",", ":"))
+    bill = count_messages(ASK, "gpt-4") + count_tokens(schema, "gpt-4")
+    assert done.usage.prompt_tokens == done.usage.estimated_prompt_tokens == bill
     assert done.usage.completion_tokens == count_tokens(text, "gpt-4")
+    assert done.sent is not None and done.sent.response_format == response_format(StepOutput)
 
 
 def test_provider_usage_is_used_when_given(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -351,6 +355,8 @@ def test_provider_usage_is_used_when_given(monkeypatch: pytest.MonkeyPatch) -> N
         56,
         1,
     )
+    # The estimate is kept beside the provider's figure.
+    assert done.usage.estimated_prompt_tokens == done.sent.tokens("gpt-4o") > 0  # type: ignore[union-attr]
 
 
 def test_truncated_reply_says_so(monkeypatch: pytest.MonkeyPatch) -> None:

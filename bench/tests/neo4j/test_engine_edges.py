@@ -11,7 +11,7 @@ import json
 import pytest
 
 from flowstate import ModelError, Outcome, ScriptedModel, StoreUnavailable, Tool, UsageError
-from flowstate.engine.step import MAX_TOLD_CHARS
+from flowstate.engine.report import MAX_TOLD_CHARS
 from flowstate.llm.scripted import ScriptedFailure
 from flowstate.store import Repository, Store
 from flowstate_bench.fault_edges import HOSTILE_CALLS, hostile_tool_set

@@ -1,0 +1,97 @@
+"""The Active State as the model reads it: this request's states, the past states and requests
+opened so far, and the actions taken with their observations (recent ones in full)."""
+
+from __future__ import annotations
+
+from flowstate.engine.index import state_line
+from flowstate.models.active import ActiveState
+from flowstate.models.records import Observation, StateNode
+from flowstate.models.views import RevealedState
+
+OLD_OBSERVATION_CHARS = 300
+RECENT_OBSERVATION_CHARS = 6_000
+
+
+def active_state_text(active: ActiveState, recent_observations: int) -> str:
+    sections = [
+        _section(
+            f"States of this request ({active.request_id})",
+            [_own_state(s, active) for s in active.states.values()],
+        ),
+        _section("Revealed past states", [_revealed(r) for r in active.revealed.values()]),
+        _section(
+            "Opened requests",
+            [
+                f"{rid}:\n" + "\n".join(state_line(s) for s in states)
+                for rid, states in active.opened_requests.items()
+            ],
+        ),
+        _section(
+            "Opened past observations",
+            [
+                _observation(o, RECENT_OBSERVATION_CHARS)
+                for o in active.opened_observations.values()
+            ],
+        ),
+        _section("Actions so far", _actions(active, recent_observations)),
+    ]
+    # The request's own states always show, "(none)" included: it says nothing was recorded
+    # (or a delta was refused). Other sections appear only once they have something.
+    return "\n".join(s for i, s in enumerate(sections) if i == 0 or not s.endswith(_EMPTY))
+
+
+_EMPTY = "\n(none)"
+
+
+def _section(title: str, items: list[str]) -> str:
+    return f"## {title}\n" + ("\n".join(items) if items else _EMPTY[1:])
+
+
+def _own_state(state: StateNode, active: ActiveState) -> str:
+    lines = [
+        f"- {state.id} [{state.category.value}] {state.summary}",
+        f"  content: {state.content}",
+    ]
+    rels = [f"{r.type.value} -> {r.target}" for r in active.relations if r.source == state.id]
+    ev = [e.observation for e in active.evidence if e.state == state.id]
+    if rels:
+        lines.append("  relations: " + "; ".join(rels))
+    if ev:
+        lines.append("  evidence: " + ", ".join(ev))
+    return "\n".join(lines)
+
+
+def _revealed(rev: RevealedState) -> str:
+    s = rev.state
+    head = f"- {s.id} [{s.category.value}] {s.summary}"
+    if rev.superseded_by:
+        head += f"  (SUPERSEDED by {', '.join(rev.superseded_by)}: stale, do not rely on it)"
+    lines = [head, f"  content: {s.content}"]
+    if rev.relations:
+        rels = [
+            f"{r.type} {'->' if r.direction == 'out' else '<-'} {r.other}" for r in rev.relations
+        ]
+        lines.append("  relations: " + "; ".join(rels))
+    return "\n".join(lines)
+
+
+def _observation(obs: Observation, limit: int) -> str:
+    output = obs.output
+    if len(output) > limit:
+        output = output[:limit] + f"... [{len(obs.output)} characters; rest kept, not shown]"
+    status = "error" if obs.is_error else "ok"
+    return f"- {obs.id} {obs.tool}({obs.arguments}) [{status}]\n  output: {output}"
+
+
+def _actions(active: ActiveState, recent: int) -> list[str]:
+    lines: list[str] = []
+    shown = [r.observation for r in active.log if r.observation][-recent:]
+    for record in active.log:
+        # A call that ran is named once, by its observation line below.
+        lines.append(f"- step {record.step}:" + ("" if record.observation else f" {record.action}"))
+        if record.observation:
+            limit = (
+                RECENT_OBSERVATION_CHARS if record.observation in shown else OLD_OBSERVATION_CHARS
+            )
+            lines.append("  " + _observation(active.observations[record.observation], limit))
+    return lines

@@ -1,0 +1,83 @@
+"""The rules the model reads at every call, in the reply format it writes.
+
+Identical at every call of an agent (the start of the prompt a provider can cache), and as
+short as a model can still follow it: this text is a fixed price of every call.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from flowstate.models.vocab import Category, RelationType
+from flowstate.rules.limits import Limits
+
+
+class ReplyFormat(StrEnum):
+    """How the model writes its step.
+
+    `lines`: keyword lines (`flowstate.llm.step_lines`), described in the protocol; no schema
+    is sent. `json`: the step object, its JSON schema sent as `response_format` (or put into
+    the prompt for a model without structured output).
+    """
+
+    LINES = "lines"
+    JSON = "json"
+
+
+def protocol(limits: Limits, reply_format: ReplyFormat = ReplyFormat.LINES) -> str:
+    k = limits.max_access_per_step
+    body = _LINES if reply_format is ReplyFormat.LINES else _JSON
+    return body.format(k=k) + "\n" + _vocabulary()
+
+
+_LINES = """You have a memory of past requests: the index lists their states; open what you need. \
+Reply in lines, each starting with a keyword; use only those you need:
+ACCESS <ids>: up to {k} ids shown in the index (a collapsed request's id lists its states) or at \
+relation ends (closed until accessed). They open in your next reply: act now unless the action \
+needs them.
+ADD {{"key","category","summary","content","relations":[{{"type","target"}}],"evidence":[ids]}}: \
+a state of this request, id <request id>.<key>. summary: one line; content: all detail; target: \
+a shown id or a key of this request; evidence: this request's observation ids.
+UPDATE {{"key","summary","content"}} or REMOVE <key>: only states added in THIS request.
+TOOL <name> {{arguments}} CITES <ids it relies on; consequential tools need them>
+SUMMARY <one line for the index>, then FINAL <answer>.
+No TOOL or FINAL: wait for what you accessed. A reply's ADD, UPDATE and REMOVE apply all or none.
+Record what later requests need. Past states never change: ADD one that SUPERSEDES it."""
+
+_JSON = """You have a memory of past requests: the index lists their states; open what you need. \
+Reply with one JSON object {{"delta", "access", "action"}} following the given schema.
+access: up to {k} ids shown in the index (a collapsed request's id lists its states) or at \
+relation ends (closed until accessed). They open in your next reply: act now unless the action \
+needs them.
+delta: add (key, category, summary: one line, content: all detail, relations to a shown id or a \
+key of this request, evidence: this request's observation ids); update or remove: only states \
+added in THIS request. All ops apply or none.
+action: a tool call (name, arguments, cites: ids it relies on; consequential tools need them), \
+a final answer (answer, summary: \
+one line for the index), or null to wait for what you accessed.
+Record what later requests need. Past states never change: add one that SUPERSEDES it."""
+
+
+def _vocabulary() -> str:
+    categories = ", ".join(
+        f"{c.value} ({_CATEGORY_HINTS[c]})" if c in _CATEGORY_HINTS else c.value for c in Category
+    )
+    relations = ", ".join(
+        f"{r.value} ({_RELATION_HINTS[r]})" if r in _RELATION_HINTS else r.value
+        for r in RelationType
+    )
+    return f"Categories: {categories}.\nRelations, new state -> target: {relations}."
+
+
+# Only where the name alone would be misread.
+_CATEGORY_HINTS = {
+    Category.CONSTRAINT: "must hold",
+    Category.ENVIRONMENT: "facts of the world, tools",
+    Category.DECISION: "a choice, why",
+    Category.ARTIFACT: "plan, booking",
+}
+_RELATION_HINTS = {
+    RelationType.DEPENDS_ON: "valid while it is",
+    RelationType.SUPERSEDES: "it is stale",
+    RelationType.CONTRADICTS: "both kept",
+}

@@ -1,0 +1,286 @@
+"""The step format a model writes without a JSON schema: one keyword line per item.
+
+    ACCESS r3.budget r4
+    ADD {"key": "hotel", "category": "decision", "summary": "...", "content": "..."}
+    TOOL book_hotel {"hotel": "H7"} CITES r3.budget
+    SUMMARY Hotel booked in Lisbon
+    FINAL Booked Casa Azul for 3 nights.
+
+It says what the JSON step object says (`flowstate.models.step.StepOutput`) for a fraction of
+the prompt: the format is described in a few protocol lines instead of a 700-token schema sent
+with every call. Structured values (an op, tool arguments) stay JSON, which models write
+reliably; everything else is a word and its ids. Pure: no litellm, no I/O.
+
+>>> text = 'ACCESS r2.budget\\nTOOL search {"city": "Lisbon"}'
+>>> parse_lines(text).value.model_dump(exclude_defaults=True)["access"]
+['r2.budget']
+>>> parse_lines("FINAL").error
+'line 1 (FINAL): the answer is empty'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from flowstate.llm import parsing
+from flowstate.llm.client import TextFormat
+from flowstate.llm.parsing import ParseResult
+from flowstate.models.step import FinalAnswer, StepOutput, ToolCall
+
+KEYWORDS = ("ADD", "UPDATE", "REMOVE", "ACCESS", "TOOL", "SUMMARY", "FINAL")
+_KEYWORD = re.compile(r"[ \t]*[-*]?[ \t]*(" + "|".join(KEYWORDS) + r")\b[ \t]*:?", re.IGNORECASE)
+_FENCE_LINE = re.compile(r"[ \t]*```[\w-]*[ \t]*$")
+_IDS = re.compile(r"[^\s,;]+")
+_NAME = re.compile(r"[^\s{]+")
+_SHOWN = 40  # characters of an unexpected line quoted back
+
+
+class _Bad(ValueError):
+    pass
+
+
+@dataclass
+class _Item:
+    keyword: str
+    line: int  # 1-based, in the reply
+    payload: Any
+
+
+def looks_like_lines(text: str) -> bool:
+    """Whether the reply's first meaningful line starts with a step keyword."""
+    for line in text.splitlines():
+        if not line.strip() or _FENCE_LINE.match(line):
+            continue
+        return _KEYWORD.match(line) is not None
+    return False
+
+
+def parse_lines(text: str) -> ParseResult[StepOutput]:
+    """The step a keyword-line reply describes, or why it cannot be used (in a line the
+    model can act on). Prose before the first keyword line is ignored, like prose around
+    a JSON object."""
+    if len(text) > parsing.MAX_REPLY_CHARS:
+        n, limit = len(text), parsing.MAX_REPLY_CHARS
+        return ParseResult(error=f"the reply has {n:,} characters; at most {limit:,}: be shorter")
+    try:
+        items = _items(text)
+        data, where = _step_data(items)
+    except _Bad as e:
+        return ParseResult(error=str(e))
+    bad = parsing.lone_surrogate(data)
+    if bad is not None:
+        return ParseResult(
+            error=f"{_located(bad, where)}: text contains a lone surrogate (an unpaired "
+            "\\ud800-\\udfff escape); send valid Unicode"
+        )
+    try:
+        return ParseResult(value=StepOutput.model_validate(data))
+    except ValidationError as e:
+        return ParseResult(error=_located_errors(e, data, where))
+
+
+def _items(text: str) -> list[_Item]:
+    """Scan the reply: each keyword line and its payload (a JSON object may span lines)."""
+    items: list[_Item] = []
+    pos, n, number = 0, len(text), 1
+    while pos < n:
+        end = text.find("\n", pos)
+        end = n if end < 0 else end
+        line = text[pos:end]
+        match = _KEYWORD.match(line)
+        stop = end
+        if match is None:
+            if line.strip() and not _FENCE_LINE.match(line) and items:
+                raise _Bad(
+                    f"line {number}: expected a line starting with one of "
+                    f"{', '.join(KEYWORDS)}, got {_quoted(line)}"
+                )
+        else:
+            keyword = match.group(1).upper()
+            start = pos + match.end()
+            if keyword == "FINAL":
+                items.append(_Item(keyword, number, _final_text(text[start:])))
+                break
+            if keyword in ("ADD", "UPDATE", "TOOL"):
+                payload, stop = _structured(text, start, end, keyword, number)
+            else:
+                payload = text[start:end].strip()
+            items.append(_Item(keyword, number, payload))
+        number += 1 + text.count("\n", end, stop)  # a JSON payload may span lines
+        pos = stop + 1
+    if not items:
+        raise _Bad(
+            "no step found: start each line with one of " + ", ".join(KEYWORDS) + " (see the "
+            "reply format)"
+        )
+    return items
+
+
+def _structured(text: str, start: int, end: int, keyword: str, number: int) -> tuple[Any, int]:
+    """The payload of ADD / UPDATE (a JSON object) or TOOL (name, JSON arguments, CITES ids),
+    and where it ends in `text` (the end of its last line)."""
+    where = f"line {number} ({keyword})"
+    name = ""
+    at = start
+    if keyword == "TOOL":
+        head = text[start:end]
+        found = _NAME.search(head)
+        if found is None or found.group(0).upper() == "CITES":
+            raise _Bad(f"{where}: name the tool: TOOL <name> {{arguments}} CITES <ids>")
+        name, at = found.group(0), start + found.end()
+    brace = text.find("{", at)
+    rest_of_line = text[at:end]
+    if brace < 0 or (brace >= end and rest_of_line.strip()):
+        if keyword != "TOOL":
+            raise _Bad(f"{where}: expected a JSON object after {keyword}")
+        return (name, {}, _cites(rest_of_line, where)), end
+    if text[at:brace].strip():
+        raise _Bad(f"{where}: unexpected {_quoted(text[at:brace])} before the JSON object")
+    try:
+        value = parsing.extract_object(text, brace)
+    except ValueError as e:
+        raise _Bad(f"{where}: {e}") from None
+    stop = brace + len(parsing.balanced(text, brace))
+    line_end = text.find("\n", stop)
+    line_end = len(text) if line_end < 0 else line_end
+    tail = text[stop:line_end]
+    if keyword == "TOOL":
+        return (name, value, _cites(tail, where)), line_end
+    if tail.strip():
+        raise _Bad(f"{where}: unexpected {_quoted(tail)} after the JSON object")
+    return value, line_end
+
+
+def _cites(tail: str, where: str) -> list[str]:
+    words = tail.split(None, 1)
+    if not words:
+        return []
+    if words[0].upper().rstrip(":") != "CITES":
+        raise _Bad(f"{where}: expected CITES <ids> after the arguments, got {_quoted(tail)}")
+    return _IDS.findall(words[1]) if len(words) > 1 else []
+
+
+def _final_text(rest: str) -> str:
+    lines = rest.strip("\n").splitlines()
+    while lines and (not lines[-1].strip() or _FENCE_LINE.match(lines[-1])):
+        lines.pop()  # a closing code fence is the wrapper's, not the answer's
+    return "\n".join(lines).strip()
+
+
+def _step_data(items: list[_Item]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The JSON step object the items describe, and where each part came from (for errors)."""
+    delta: list[Any] = []
+    access: list[str] = []
+    action: dict[str, Any] | None = None
+    summary: _Item | None = None
+    where: dict[str, str] = {}
+    for item in items:
+        label = f"line {item.line} ({item.keyword})"
+        if item.keyword in ("ADD", "UPDATE"):
+            where[f"delta[{len(delta)}]"] = label
+            delta.append({"op": item.keyword.lower(), **_object(item.payload, label)})
+        elif item.keyword == "REMOVE":
+            key = item.payload
+            if not key or len(key.split()) != 1:
+                raise _Bad(f"{label}: expected REMOVE <key>")
+            where[f"delta[{len(delta)}]"] = label
+            delta.append({"op": "remove", "key": key})
+        elif item.keyword == "ACCESS":
+            access += _IDS.findall(item.payload)
+        elif item.keyword == "SUMMARY":
+            summary = item
+        else:
+            if action is not None:
+                raise _Bad(f"{label}: one action per step (a TOOL or a FINAL), not two")
+            where["action"] = label
+            action = _action(item, label)
+    if summary is not None:
+        if action is None or action["type"] != "final":
+            raise _Bad(f"line {summary.line} (SUMMARY): a summary goes with a FINAL answer")
+        action["summary"] = summary.payload
+    data: dict[str, Any] = {"delta": delta, "access": access}
+    if action is not None:
+        data["action"] = action
+    return data, where
+
+
+def _action(item: _Item, label: str) -> dict[str, Any]:
+    if item.keyword == "FINAL":
+        if not item.payload:
+            raise _Bad(f"{label}: the answer is empty")
+        return {"type": "final", "answer": item.payload}
+    name, arguments, cites = item.payload
+    return {"type": "tool", "name": name, "arguments": arguments, "cites": cites}
+
+
+def _object(value: Any, label: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _Bad(f"{label}: expected a JSON object")
+    return value
+
+
+def _located(path: str, where: dict[str, str]) -> str:
+    """`delta[1].summary` as `line 3 (ADD): summary`."""
+    for prefix, label in where.items():
+        if path == prefix or path.startswith(prefix + "."):
+            rest = path[len(prefix) :].lstrip(".")
+            return f"{label}: {rest}" if rest else label
+    return path
+
+
+def _located_errors(error: ValidationError, data: Any, where: dict[str, str]) -> str:
+    described = parsing.describe_validation_error(error, data)
+    parts = []
+    for part in described.split("; "):
+        path, sep, message = part.partition(": ")
+        parts.append(f"{_located(path, where)}{sep}{message}" if sep else part)
+    return "; ".join(parts)
+
+
+def _quoted(text: str) -> str:
+    text = text.strip()
+    return repr(text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…")
+
+
+# --- writing the format (scripted models, replays) ------------------------------------------
+
+
+def render_lines(step: StepOutput) -> str:
+    """`step` in the keyword-line format (what a model following the protocol writes)."""
+    lines = [f"ACCESS {' '.join(step.access)}"] if step.access else []
+    for op in step.delta:
+        body = op.model_dump(exclude={"op"}, exclude_defaults=True)
+        if op.op == "remove":
+            lines.append(f"REMOVE {op.key}")
+        else:
+            lines.append(f"{op.op.upper()} {_compact(body)}")
+    action = step.action
+    if isinstance(action, ToolCall):
+        line = f"TOOL {action.name} {_compact(action.arguments)}"
+        lines.append(line + (f" CITES {' '.join(action.cites)}" if action.cites else ""))
+    elif isinstance(action, FinalAnswer):
+        if action.summary:
+            lines.append(f"SUMMARY {action.summary}")
+        lines.append(f"FINAL {action.answer}")
+    return "\n".join(lines)
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def parse_step_reply(text: str) -> ParseResult[StepOutput]:
+    """A step in either format: keyword lines, or the JSON step object (a model may answer in
+    JSON although the protocol asks for lines; both say the same)."""
+    if looks_like_lines(text):
+        return parse_lines(text)
+    return parsing.parse_step(text, StepOutput)
+
+
+# The reply format of `ReplyFormat.LINES`: nothing is sent beside the messages.
+STEP_LINES: TextFormat[StepOutput] = TextFormat(StepOutput, parse_step_reply)

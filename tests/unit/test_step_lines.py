@@ -1,0 +1,165 @@
+"""The keyword-line step format: what a model writes is read as the JSON step object would
+be, every mistake is named by its line, and hostile replies are bounded like JSON ones."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import flowstate.llm.step_lines
+from flowstate.llm.parsing import MAX_REPLY_CHARS, MAX_REPLY_DEPTH
+from flowstate.llm.step_lines import (
+    looks_like_lines,
+    parse_lines,
+    parse_step_reply,
+    render_lines,
+)
+from flowstate.models import StepOutput
+from flowstate.models.vocab import Category, RelationType
+
+
+def test_a_full_step_reads_as_its_json_twin() -> None:
+    text = (
+        "Sure, here is my step:\n```\n"
+        "ACCESS r2.budget, r4\n"
+        'ADD {"key": "hotel", "category": "decision",\n'
+        '     "summary": "Casa Azul", "content": "120 EUR a night",\n'
+        '     "relations": [{"type": "DEPENDS_ON", "target": "r2.budget"}],\n'
+        '     "evidence": ["r5.o1"]}\n'
+        'UPDATE {"key": "plan", "summary": "Plan v2"}\n'
+        "REMOVE draft\n"
+        'TOOL book_hotel {"hotel": "H7", "nights": 3} CITES r2.budget hotel\n'
+        "```"
+    )
+    twin = StepOutput.model_validate(
+        {
+            "access": ["r2.budget", "r4"],
+            "delta": [
+                {"op": "add", "key": "hotel", "category": "decision", "summary": "Casa Azul",
+                 "content": "120 EUR a night", "evidence": ["r5.o1"],
+                 "relations": [{"type": "DEPENDS_ON", "target": "r2.budget"}]},
+                {"op": "update", "key": "plan", "summary": "Plan v2"},
+                {"op": "remove", "key": "draft"},
+            ],
+            "action": {"type": "tool", "name": "book_hotel", "arguments": {"hotel": "H7",
+                       "nights": 3}, "cites": ["r2.budget", "hotel"]},
+        }
+    )  # fmt: skip
+    assert parse_lines(text).value == twin
+
+
+def test_final_takes_the_rest_of_the_reply_and_summary_goes_with_it() -> None:
+    out = parse_lines("summary: Hotel booked\nfinal: Booked.\nTwo lines.\n```\n").value
+    assert out is not None and out.action is not None
+    assert (out.action.answer, out.action.summary) == ("Booked.\nTwo lines.", "Hotel booked")  # type: ignore[union-attr]
+    # A keyword after FINAL is part of the answer, not a second action.
+    answer = parse_lines("FINAL see below\nTOOL x {}").value
+    assert answer is not None and answer.action.answer == "see below\nTOOL x {}"  # type: ignore[union-attr]
+
+
+def test_a_step_may_only_wait() -> None:
+    out = parse_lines("ACCESS r3").value
+    assert out is not None and out.access == ["r3"] and out.action is None and not out.delta
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("", "no step found: start each line with one of ADD, UPDATE, REMOVE, ACCESS, TOOL, "
+             "SUMMARY, FINAL (see the reply format)"),
+        ("I think the hotel is fine.", "no step found"),
+        ("ACCESS r1\nand then some prose", "line 2: expected a line starting with one of"),
+        ("ADD hotel decision", "line 1 (ADD): expected a JSON object after ADD"),
+        ('ADD {"key": "a"', "line 1 (ADD): not valid JSON: the object starting at char 4 is "
+                            "never closed"),
+        ('ADD {"key": "a", "category": "mood", "summary": "s", "content": "c"}',
+         "line 1 (ADD): category: must be 'preference', 'constraint', 'environment', "
+         "'decision' or 'artifact', got 'mood'"),
+        ('ACCESS r1\nADD {"key": "a"}', "line 2 (ADD): category: field required"),
+        ('ADD {"key": "a", "category": "decision", "summary": "s", "content": "c"} extra',
+         "line 1 (ADD): unexpected 'extra' after the JSON object"),
+        ("REMOVE", "line 1 (REMOVE): expected REMOVE <key>"),
+        ("REMOVE two keys", "line 1 (REMOVE): expected REMOVE <key>"),
+        ("TOOL", "line 1 (TOOL): name the tool"),
+        ('TOOL t {"a": 1} because', "line 1 (TOOL): expected CITES <ids> after the arguments"),
+        ("TOOL a {}\nTOOL b {}", "line 2 (TOOL): one action per step (a TOOL or a FINAL)"),
+        ("TOOL a {}\nFINAL x", "line 2 (FINAL): one action per step"),
+        ("FINAL", "line 1 (FINAL): the answer is empty"),
+        ("SUMMARY s\nACCESS r1", "line 1 (SUMMARY): a summary goes with a FINAL answer"),
+        ('TOOL t {"x": "\\ud800"}', "line 1 (TOOL): arguments.x: text contains a lone surrogate"),
+        ('ADD {"key": "a", "bogus": 1, "category": "decision", "summary": "s", "content": "c"}',
+         "line 1 (ADD): bogus: unknown field"),
+    ],
+)  # fmt: skip
+def test_mistakes_are_named_by_their_line(text: str, error: str) -> None:
+    parsed = parse_lines(text)
+    assert parsed.value is None
+    assert parsed.error is not None and parsed.error.startswith(error), parsed.error
+
+
+def test_hostile_replies_are_bounded() -> None:
+    huge = parse_lines("FINAL " + "x" * (MAX_REPLY_CHARS + 1))
+    assert huge.error is not None and huge.error.startswith("the reply has")
+    deep = parse_lines(
+        "TOOL t " + '{"a":' * (MAX_REPLY_DEPTH + 5) + "1" + "}" * (MAX_REPLY_DEPTH + 5)
+    )
+    assert deep.error is not None and f"at most {MAX_REPLY_DEPTH}" in deep.error
+    long_line = parse_lines("ACCESS r1\n" + "y" * 100_000)
+    assert long_line.error is not None and len(long_line.error) < 200  # quoted, not echoed
+    many = parse_lines("\n".join(f"ACCESS r{i}" for i in range(20_000)))
+    assert many.value is not None and len(many.value.access) == 20_000  # the rules bound it
+
+
+def test_json_replies_are_still_read() -> None:
+    parsed = parse_step_reply('{"action": {"type": "final", "answer": "4"}}')
+    assert parsed.value is not None and parsed.value.action.answer == "4"  # type: ignore[union-attr]
+    assert not looks_like_lines('{"access": []}')
+    assert looks_like_lines("```\n\naccess r1")
+
+
+_IDS = st.from_regex(r"r[1-9][0-9]{0,2}(\.[a-z][a-z0-9_]{0,8})?", fullmatch=True)
+_KEY = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
+_LINE = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), max_size=40).map(
+    str.strip
+)
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
+_ANSWER = _TEXT.map(str.strip).filter(lambda t: t and not t.endswith("```"))
+_JSONABLE = st.recursive(
+    st.none() | st.booleans() | st.integers() | _LINE,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEY, inner, max_size=3),
+    max_leaves=8,
+)
+_OPS = st.one_of(
+    st.fixed_dictionaries(
+        {"op": st.just("add"), "key": _KEY, "category": st.sampled_from(Category),
+         "summary": _LINE, "content": _TEXT,
+         "relations": st.lists(st.fixed_dictionaries(
+             {"type": st.sampled_from(RelationType), "target": _IDS}), max_size=2),
+         "evidence": st.lists(_IDS, max_size=2)}
+    ),
+    st.fixed_dictionaries({"op": st.just("update"), "key": _KEY},
+                          optional={"summary": _LINE, "content": _TEXT}),
+    st.fixed_dictionaries({"op": st.just("remove"), "key": _KEY}),
+)  # fmt: skip
+_ACTIONS = st.none() | st.one_of(
+    st.fixed_dictionaries(
+        {"type": st.just("tool"), "name": _KEY,
+         "arguments": st.dictionaries(_KEY, _JSONABLE, max_size=3),
+         "cites": st.lists(_IDS, max_size=3)}
+    ),
+    st.fixed_dictionaries({"type": st.just("final"), "answer": _ANSWER, "summary": _LINE}),
+)  # fmt: skip
+
+
+@given(delta=st.lists(_OPS, max_size=4), access=st.lists(_IDS, max_size=4), action=_ACTIONS)
+def test_any_step_survives_writing_and_reading(delta, access, action) -> None:  # noqa: ANN001
+    step = StepOutput.model_validate({"delta": delta, "access": access, "action": action})
+    assert parse_step_reply(render_lines(step) or "ACCESS").value == step
+
+
+def test_module_examples() -> None:
+    result = doctest.testmod(flowstate.llm.step_lines)
+    assert result.attempted > 0 and result.failed == 0

@@ -33,7 +33,7 @@ from flowstate.llm.parsing import ParseResult
 from flowstate.models.step import FinalAnswer, StepOutput, ToolCall
 
 KEYWORDS = ("ADD", "UPDATE", "REMOVE", "ACCESS", "TOOL", "SUMMARY", "FINAL")
-_KEYWORD = re.compile(r"[ \t]*[-*]?[ \t]*(" + "|".join(KEYWORDS) + r")\b[ \t]*:?", re.IGNORECASE)
+_KEYWORD = re.compile(r"[ \t]*[-*]?[ \t]*(" + "|".join(KEYWORDS) + r")\b:?[ \t]*", re.IGNORECASE)
 _FENCE_LINE = re.compile(r"[ \t]*```[\w-]*[ \t]*$")
 _IDS = re.compile(r"[^\s,;]+")
 _NAME = re.compile(r"[^\s{]+")

@@ -19,12 +19,11 @@ from typing import Any
 from flowstate.api import FlowState
 from flowstate.engine.driver import CallModel, RunTool, Start, StepDriver
 from flowstate.engine.index import RenderedIndex
-from flowstate.engine.prompt import Message
-from flowstate.engine.prompt_parts import split
+from flowstate.engine.prompt import INDEX, Prompt
 from flowstate.engine.step import AgentConfig, StepLogic
 from flowstate.engine.tools import Tool
 from flowstate.engine.transcript import Transcript
-from flowstate.llm.client import Completion
+from flowstate.llm.client import Completion, Sent
 from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate.models import StepOutput, Usage
 from flowstate.models.active import ActiveState
@@ -35,7 +34,6 @@ from flowstate_bench.scenarios import Fact, Turn
 from flowstate_bench.strategies import Prompted
 
 _REQUEST = re.compile(r"# User request \(r(\d+)\)")
-INDEX_HEADER = "# Historical State Index\n"
 NO_INDEX = "(not used: every past state is in the Active State)"
 
 
@@ -97,16 +95,15 @@ def _read(fact: Fact, prompt: str) -> str:
     return f"The {fact.attribute} for {fact.service} is {value}."
 
 
-def _index_tokens(messages: list[dict[str, str]]) -> int:
-    """Tokens of the index text a prompt showed (its header aside), counted as the engine
-    counts them against the budget."""
-    return count_tokens(split(messages)["index"].removeprefix(INDEX_HEADER))
+def _index_tokens(prompt: Prompt) -> int:
+    """Tokens of the index text a prompt showed, counted as the engine counts them against
+    the budget."""
+    return count_tokens(prompt.text(INDEX))
 
 
-def _write_only(replies: list[str]) -> int:
+def _write_only(steps: list[StepOutput | None]) -> int:
     """Steps whose output only records states: no access, no action."""
-    outs = [StepOutput.model_validate_json(r) for r in replies if r]
-    return sum(1 for o in outs if o.delta and not o.access and o.action is None)
+    return sum(1 for o in steps if o and o.delta and not o.access and o.action is None)
 
 
 def _policy(turns: Sequence[Turn]):
@@ -147,8 +144,14 @@ def run(store: Store, turns: Sequence[Turn], config: AgentConfig | None = None) 
             result = agent.run(turn.text)
             if result.error or result.rejections:
                 raise RuntimeError(f"{turn.ticket}: {result.error or 'rules rejected the policy'}")
-            psa.append(Prompted(seen.prompts, memory_write_calls=_write_only(seen.replies)))
-            index_tokens.append(max(_index_tokens(p) for p in seen.prompts))
+            psa.append(
+                Prompted(
+                    [c.sent for c in seen.calls],
+                    memory_write_calls=_write_only([c.completion.value for c in seen.calls]),
+                    parts=[c.prompt for c in seen.calls],
+                )
+            )
+            index_tokens.append(max(_index_tokens(c.prompt) for c in seen.calls))
             calls.append(len(result.calls))
         seconds = time.perf_counter() - started
         no_psa = without_psa(fs, turns, tool, config)
@@ -184,21 +187,22 @@ def without_psa(
                 "arguments": {"ticket": turn.ticket},
             }
         }
-        out.append(Prompted(_two_prompts(active, empty, logic, call)))
+        prompts = _two_prompts(active, empty, logic, call)
+        out.append(Prompted([Sent(p.messages()) for p in prompts], parts=prompts))
     return out
 
 
 def _two_prompts(
     active: ActiveState, index: RenderedIndex, logic: StepLogic, call: dict[str, Any]
-) -> list[list[Message]]:
+) -> list[Prompt]:
     """The engine's step driver run in memory up to its second model call: the prompts of
     a step that reads the ticket and of the step that answers."""
     driver = StepDriver(active, index, logic, start=Start.INFLIGHT)
-    prompts: list[list[Message]] = []
+    prompts: list[Prompt] = []
     command = driver.start()
     while len(prompts) < 2:
         if isinstance(command, CallModel):
-            prompts.append(command.messages)
+            prompts.append(command.prompt)
             outcome: object = Completion("", StepOutput.model_validate(call), Usage(calls=1))
         elif isinstance(command, RunTool):
             outcome = command.tool.call(command.arguments)

@@ -10,7 +10,7 @@ request to a FlowState agent.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from flowstate.api import FlowState
 from flowstate.engine.agent import AgentConfig
+from flowstate.engine.prompt import INDEX, PROTOCOL, REQUEST, Prompt, PromptPart
 from flowstate.engine.tools import Tool
 from flowstate.llm.client import Completion, ModelClient
 from flowstate.models.records import MAX_CONTENT_CHARS, Usage
@@ -101,103 +102,56 @@ class SpendMeter:
         return _minus(now[0], llm), _minus(now[1], emb), now[2] - calls
 
 
-class PolicyClient:
-    """A ModelClient that puts the domain policy in front of the system message, so the
+def policy_part(policy: str) -> Callable[[Prompt], Prompt]:
+    """A prompt processor that puts the domain policy in front of the system message, so the
     FlowState engine's prompt carries the same policy as the baselines' prompts."""
-
-    def __init__(self, inner: ModelClient, policy: str) -> None:
-        self.inner, self.policy = inner, policy
-        self.model = inner.model
-
-    def _with_policy(self, messages: list[Message]) -> list[Message]:
-        head = f"# Domain policy\n{self.policy}\n\n"
-        if messages and messages[0].get("role") == "system":
-            return [{**messages[0], "content": head + messages[0]["content"]}, *messages[1:]]
-        return [{"role": "system", "content": head}, *messages]
-
-    def complete(self, messages: list[Message], schema: type) -> Completion:
-        return self.inner.complete(self._with_policy(messages), schema)
-
-    async def acomplete(self, messages: list[Message], schema: type) -> Completion:
-        return await self.inner.acomplete(self._with_policy(messages), schema)
-
-
-INDEX_SECTION = re.compile(r"# Historical State Index\n.*?(?=\n\n# Active State\n)", re.DOTALL)
-REQUEST_SECTION = re.compile(
-    r"# User request \((r(\d+))\)\n(.*?)(?:\n\n(?:# |Step \d+ of)|\Z)", re.DOTALL
-)
+    part = PromptPart("policy", policy, "# Domain policy", role="system")
+    return lambda prompt: prompt.inserted(part, before=PROTOCOL)
 
 
 NO_PSA_HEADER = "(no PSA: every past state, in full)"
-# The part of a no-PSA prompt that is memory (what a forgetful agent does not read).
-NO_PSA_BLOCK = re.compile(re.escape(NO_PSA_HEADER) + r".*?(?=\n\n# Active State\n)", re.DOTALL)
+# The part of a no-PSA prompt that is memory, as a model reads it (a forgetful scripted model
+# skips it): from the header to the request that follows the index.
+NO_PSA_BLOCK = re.compile(re.escape(NO_PSA_HEADER) + r".*?(?=\n\n# User request \()", re.DOTALL)
 
 
-class NoPSAClient:
-    """FlowState without Progressive State Access: before every call the index is replaced by
-    the full content of every past state (what an Active State that keeps everything
-    carries). The states are read from the namespace, so nothing is hidden from the model and
-    nothing needs an access step."""
+class EveryState:
+    """FlowState without Progressive State Access, as a prompt processor: before every call
+    the index is replaced by the full content of every past state (what an Active State that
+    keeps everything carries). The states are read from the namespace, so nothing is hidden
+    from the model and nothing needs an access step."""
 
-    def __init__(self, inner: ModelClient, fs: FlowState) -> None:
-        self.inner, self.fs = inner, fs
-        self.model = inner.model
+    def __init__(self, fs: FlowState) -> None:
+        self.fs = fs
 
-    def _every_state(self) -> str:
+    def __call__(self, prompt: Prompt) -> Prompt:
         ids = [
             s.id for r in self.fs.repository.index() for s in r.states if s.superseded_by is None
         ]
         shown = self.fs.reveal(ids) if ids else []
         lines = [f"- {r.state.id} [{r.state.category}] {r.state.summary}\n  {r.state.content}"
                  for r in shown]  # fmt: skip
-        body = "\n".join(lines) or "(none yet)"
-        return f"# Historical State Index\n{NO_PSA_HEADER}\n{body}"
-
-    def _messages(self, messages: list[Message]) -> list[Message]:
-        block = self._every_state()
-        out = [dict(m) for m in messages]
-        for m in out:
-            if isinstance(m.get("content"), str) and INDEX_SECTION.search(m["content"]):
-                m["content"] = INDEX_SECTION.sub(lambda _: block, m["content"], count=1)
-        return out
-
-    def complete(self, messages: list[Message], schema: type) -> Completion:
-        return self.inner.complete(self._messages(messages), schema)
-
-    async def acomplete(self, messages: list[Message], schema: type) -> Completion:
-        return await self.inner.acomplete(self._messages(messages), schema)
+        return prompt.replaced(INDEX, NO_PSA_HEADER + "\n" + ("\n".join(lines) or "(none yet)"))
 
 
-class NoISUClient:
-    """FlowState without Intelligent State Updating: the model's state writes are dropped, and
-    at each subtask boundary (the step that gives the final answer) a rule writes one state:
-    the request's text and the answer, under a summary made from the request's first words."""
-
-    def __init__(self, inner: ModelClient) -> None:
-        self.inner = inner
-        self.model = inner.model
-
-    def _rule(self, messages: list[Message], done: Completion) -> Completion:
-        out = done.value
-        if not isinstance(out, StepOutput):
-            return done
-        delta: list[dict[str, Any]] = []
-        prompt = str(messages[-1].get("content", "")) if messages else ""
-        found = REQUEST_SECTION.search(prompt)
-        if out.action is not None and out.action.type == "final" and found:
-            seq, text = found.group(2), " ".join(found.group(3).split())
-            summary = f"Turn {seq}: {text}"[: Limits().max_summary_chars]
-            content = f"Request: {found.group(3)}\nAnswer: {out.action.answer}"
-            delta = [{"op": "add", "key": f"turn_{seq}", "category": "artifact",
-                      "summary": summary, "content": content[:MAX_CONTENT_CHARS]}]  # fmt: skip
-        value = StepOutput.model_validate({**out.model_dump(exclude={"delta"}), "delta": delta})
-        return Completion(done.text, value, done.usage, done.error, done.finish_reason)
-
-    def complete(self, messages: list[Message], schema: type) -> Completion:
-        return self._rule(messages, self.inner.complete(messages, schema))
-
-    async def acomplete(self, messages: list[Message], schema: type) -> Completion:
-        return self._rule(messages, await self.inner.acomplete(messages, schema))
+def rule_states(prompt: Prompt, done: Completion[StepOutput]) -> Completion[StepOutput]:
+    """FlowState without Intelligent State Updating, as a reply processor: the model's state
+    writes are dropped, and at each subtask boundary (the step that gives the final answer) a
+    rule writes one state: the request's text and the answer, under a summary made from the
+    request's first words."""
+    out = done.value
+    if out is None:
+        return done
+    delta: list[dict[str, Any]] = []
+    request = prompt.text(REQUEST)
+    if out.action is not None and out.action.type == "final" and request:
+        seq = prompt.request_id.removeprefix("r")
+        summary = f"Turn {seq}: {' '.join(request.split())}"[: Limits().max_summary_chars]
+        content = f"Request: {request}\nAnswer: {out.action.answer}"
+        delta = [{"op": "add", "key": f"turn_{seq}", "category": "artifact",
+                  "summary": summary, "content": content[:MAX_CONTENT_CHARS]}]  # fmt: skip
+    value = StepOutput.model_validate({**out.model_dump(exclude={"delta"}), "delta": delta})
+    return Completion(done.text, value, done.usage, done.error, done.finish_reason, done.sent)
 
 
 class FlowStateStrategy:
@@ -220,12 +174,12 @@ class FlowStateStrategy:
         if variant not in FLOWSTATE_VARIANTS:
             raise ValueError(f"unknown FlowState variant {variant!r}")
         self.name = variant
-        wrapped: ModelClient = PolicyClient(client, policy)
+        self.agent = fs.agent(client, tools=tools, config=config)
+        self.agent.prompt_processors.append(policy_part(policy))
         if variant == "flowstate_no_psa":
-            wrapped = NoPSAClient(wrapped, fs)
+            self.agent.prompt_processors.append(EveryState(fs))
         elif variant == "flowstate_no_isu":
-            wrapped = NoISUClient(wrapped)
-        self.agent = fs.agent(wrapped, tools=tools, config=config)
+            self.agent.reply_processors.append(rule_states)
 
     def respond(self, text: str) -> TurnResult:
         result = self.agent.run(text)

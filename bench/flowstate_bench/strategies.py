@@ -16,9 +16,12 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from flowstate.engine.prompt import Prompt
 from flowstate.engine.tools import Tool
-from flowstate.tokens import count_messages, count_tokens
+from flowstate.llm.client import Sent
+from flowstate.tokens import count_tokens
 from flowstate_bench.scenarios import Turn
 
 Message = dict[str, str]
@@ -74,20 +77,37 @@ def two_calls(context: list[Message], turn: Turn, system: str) -> list[list[Mess
 
 @dataclass
 class Prompted:
-    """What one request cost a strategy."""
+    """What one request cost a strategy: every call as it would be sent (messages and, where
+    the strategy sends one, the reply schema), so its whole bill is counted."""
 
-    prompts: list[list[Message]]  # the agent's own calls; the last one answers
-    extra_prompts: list[list[Message]] = field(default_factory=list)  # memory upkeep calls
+    calls: list[Sent]  # the agent's own calls; the last one answers
+    extra: list[Sent] = field(default_factory=list)  # memory upkeep calls
     extra_completion_tokens: int = 0
     memory_write_calls: int = 0  # calls made only to write memory (no action, no reading)
+    parts: list[Prompt] = field(default_factory=list)  # FlowState's calls as prompt parts
+
+    @classmethod
+    def of(
+        cls, prompts: Sequence[list[Message]], extra: Sequence[list[Message]] = (), **kw: Any
+    ) -> Prompted:
+        """Calls that send their messages alone (no schema, no tool definitions)."""
+        return cls([Sent(p) for p in prompts], [Sent(p) for p in extra], **kw)
+
+    @property
+    def prompts(self) -> list[list[Message]]:
+        return [c.messages for c in self.calls]
+
+    @property
+    def extra_prompts(self) -> list[list[Message]]:
+        return [c.messages for c in self.extra]
 
     @property
     def prompt_tokens(self) -> int:
-        return sum(count_messages(p) for p in self.prompts + self.extra_prompts)
+        return sum(c.tokens() for c in self.calls + self.extra)
 
     @property
     def extra_prompt_tokens(self) -> int:
-        return sum(count_messages(p) for p in self.extra_prompts)
+        return sum(c.tokens() for c in self.extra)
 
 
 Strategy = Callable[[Sequence[Turn]], list[Prompted]]
@@ -96,7 +116,7 @@ Strategy = Callable[[Sequence[Turn]], list[Prompted]]
 def full_context(turns: Sequence[Turn]) -> list[Prompted]:
     system, out, history = system_prompt(), [], []
     for turn in turns:
-        out.append(Prompted(two_calls(list(history), turn, system)))
+        out.append(Prompted.of(two_calls(list(history), turn, system)))
         history += turn_messages(turn)
     return out
 
@@ -117,7 +137,7 @@ def bm25(turns: Sequence[Turn], k: int = BM25_K) -> list[Prompted]:
             scores = ranker.get_scores(_words(turn.text))
             best = sorted(sorted(range(i), key=lambda j: -scores[j])[:k])  # keep time order
             context = [m for j in best for m in turn_messages(turns[j])]
-        out.append(Prompted(two_calls(context, turn, system)))
+        out.append(Prompted.of(two_calls(context, turn, system)))
     return out
 
 
@@ -153,7 +173,11 @@ def rolling_summary(turns: Sequence[Turn], budget: int = SUMMARY_BUDGET_TOKENS) 
         ]
         lines = _summarise(lines, turn, budget)
         reply = "Working state:\n" + "\n".join(lines)
-        out.append(Prompted(prompts, [upkeep], count_tokens(reply), memory_write_calls=1))
+        out.append(
+            Prompted.of(
+                prompts, [upkeep], extra_completion_tokens=count_tokens(reply), memory_write_calls=1
+            )
+        )
     return out
 
 

@@ -19,8 +19,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from flowstate.engine.prompt_parts import shared_prefix
-from flowstate.tokens import count_messages
+from flowstate.engine.prompt_costs import shared_prefix
 from flowstate_bench.embedding import LOCAL_MODEL, Embedder, cosine
 from flowstate_bench.scenarios import Turn
 from flowstate_bench.strategies import (
@@ -50,7 +49,7 @@ def embedding_top_k(
         scores = [cosine(queries[i], vectors[j]) for j in range(i)]
         best = sorted(j for j in sorted(range(i), key=lambda j: -scores[j])[:k] if scores[j] > 0)
         context: list[Message] = [m for j in best for m in turn_messages(turns[j])]
-        out.append(Prompted(two_calls(context, turn, system)))
+        out.append(Prompted.of(two_calls(context, turn, system)))
     return out
 
 
@@ -60,7 +59,7 @@ def recency_window(turns: Sequence[Turn], n: int) -> list[Prompted]:
     system, out = system_prompt(), []
     for i, turn in enumerate(turns):
         context: list[Message] = [m for t in turns[max(0, i - n) : i] for m in turn_messages(t)]
-        out.append(Prompted(two_calls(context, turn, system)))
+        out.append(Prompted.of(two_calls(context, turn, system)))
     return out
 
 
@@ -118,15 +117,15 @@ def recall_matched(
 def call_costs(runs: Sequence[Prompted]) -> list[list[tuple[int, int]]]:
     """Per request, per call in sending order: (prompt tokens, tokens shared with the
     previous call's prompt as a byte-identical prefix)."""
-    calls = [p for run in runs for p in [*run.prompts, *run.extra_prompts]]
-    totals = [count_messages(p) for p in calls]
+    calls = [c for run in runs for c in [*run.calls, *run.extra]]
+    totals = [c.tokens() for c in calls]
     cached = [0] + [
         min(shared_prefix(prev, cur).tokens, total)
         for prev, cur, total in zip(calls, calls[1:], totals[1:], strict=False)
     ]
     out, i = [], 0
     for run in runs:
-        n = len(run.prompts) + len(run.extra_prompts)
+        n = len(run.calls) + len(run.extra)
         out.append(list(zip(totals[i : i + n], cached[i : i + n], strict=True)))
         i += n
     return out

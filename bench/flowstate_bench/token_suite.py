@@ -23,7 +23,7 @@ from typing import Any
 from flowstate.api import FlowState
 from flowstate.demo.runner import run_demo
 from flowstate.demo.scenario import EXPECTED_TOTAL_EUR, scripted_policy
-from flowstate.engine.prompt_parts import PARTS, prefix_shares, total_parts
+from flowstate.engine.prompt_costs import fixed_price, prefix_shares, total_parts
 from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate.store import Store
 from flowstate_bench import flowstate_strategy, token_compare
@@ -63,13 +63,17 @@ def depth_figures(turns: Sequence[Turn], runs: Sequence[Prompted]) -> dict[str, 
 
 
 def prompt_costs(runs: Sequence[Prompted]) -> dict[str, Any]:
-    """What FlowState's calls cost by prompt part (mean per request), and the share of each
-    call that repeats the previous one byte for byte (what a provider's prompt cache reuses)."""
-    prompts = [p for run in runs for p in run.prompts]
-    total = total_parts(prompts)
-    shares = prefix_shares(prompts)
+    """What FlowState's calls cost by prompt part (mean per request and per call, the whole
+    bill), the fixed price of a call, and the share of each call that repeats the previous
+    one byte for byte (what a provider's prompt cache reuses)."""
+    calls = [(p, s) for run in runs for p, s in zip(run.parts, run.calls, strict=True)]
+    total = total_parts(calls)
+    shares = prefix_shares([s for _, s in calls])
+    per_call = {part: round(total[part] / len(calls), 1) for part in total}
     return {
-        "parts": {part: round(total[part] / len(runs), 1) for part in PARTS},
+        "parts": {part: round(total[part] / len(runs), 1) for part in total},
+        "parts_per_call": per_call,
+        "fixed_price_per_call": round(fixed_price(per_call), 1),
         "prefix_share": round(statistics.fmean(shares), 4) if shares else 0.0,
     }
 

@@ -61,9 +61,10 @@ class PromptPart:
 
 @dataclass(frozen=True)
 class Prompt:
-    """The parts of one model call, in order."""
+    """The parts of one model call, in order, and the request they are for."""
 
     parts: tuple[PromptPart, ...]
+    request_id: str = ""
 
     def messages(self) -> list[Message]:
         """The chat messages: the system parts, then the user parts, each joined by a blank
@@ -87,21 +88,20 @@ class Prompt:
         """This prompt with part `name`'s text (and header) replaced."""
         if self.get(name) is None:
             raise KeyError(f"the prompt has no part {name!r}")
-        return Prompt(
-            tuple(
-                replace(p, text=text, header=p.header if header is None else header)
-                if p.name == name
-                else p
-                for p in self.parts
-            )
+        parts = tuple(
+            replace(p, text=text, header=p.header if header is None else header)
+            if p.name == name
+            else p
+            for p in self.parts
         )
+        return replace(self, parts=parts)
 
     def inserted(self, part: PromptPart, before: str) -> Prompt:
         """This prompt with `part` inserted before part `before`."""
         at = next((i for i, p in enumerate(self.parts) if p.name == before), None)
         if at is None:
             raise KeyError(f"the prompt has no part {before!r}")
-        return Prompt((*self.parts[:at], part, *self.parts[at:]))
+        return replace(self, parts=(*self.parts[:at], part, *self.parts[at:]))
 
     def part_tokens(self, model: str | None = None) -> dict[str, int]:
         """Tokens of each part's text, and `framing`: headers, blank lines and the chat
@@ -135,4 +135,4 @@ def build_prompt(
         told = "\n".join(f"- {r}" for r in active.rejections)
         parts.append(PromptPart(REJECTIONS, told, REJECTIONS_HEADER))
     parts.append(PromptPart(STEP, f"Step {active.step + 1} of {max_steps}."))
-    return Prompt(tuple(parts))
+    return Prompt(tuple(parts), active.request_id)

@@ -167,9 +167,13 @@ def render(output: Output, lines: bool = False) -> str:
     if lines:
         step = _as_step(output)
         if step is not None:
-            from flowstate.llm.step_lines import render_lines
+            from flowstate.llm.step_lines import parse_step_reply, render_lines
 
-            return render_lines(step)
+            text = render_lines(step)
+            # What the line format cannot say (a tool name with a space in it) goes as JSON,
+            # which a model may always send.
+            if parse_step_reply(text).value == step:
+                return text
     if isinstance(output, BaseModel):
         return output.model_dump_json(exclude_defaults=True, by_alias=True)
     if isinstance(output, dict):

@@ -35,6 +35,7 @@ from flowstate.models.step import FinalAnswer, StepOutput, ToolCall
 KEYWORDS = ("ADD", "UPDATE", "REMOVE", "ACCESS", "TOOL", "SUMMARY", "FINAL")
 _KEYWORD = re.compile(r"[ \t]*[-*]?[ \t]*(" + "|".join(KEYWORDS) + r")\b:?[ \t]*", re.IGNORECASE)
 _FENCE_LINE = re.compile(r"[ \t]*```[\w-]*[ \t]*$")
+_CLOSING_FENCE = re.compile(r"(?:\A|\n)[ \t]*```[\w-]*[ \t]*\Z")
 _IDS = re.compile(r"[^\s,;]+")
 _NAME = re.compile(r"[^\s{]+")
 _SHOWN = 40  # characters of an unexpected line quoted back
@@ -166,10 +167,8 @@ def _cites(tail: str, where: str) -> list[str]:
 
 
 def _final_text(rest: str) -> str:
-    lines = rest.strip("\n").splitlines()
-    while lines and (not lines[-1].strip() or _FENCE_LINE.match(lines[-1])):
-        lines.pop()  # a closing code fence is the wrapper's, not the answer's
-    return "\n".join(lines).strip()
+    # A closing code fence is the wrapper's, not the answer's.
+    return _CLOSING_FENCE.sub("", rest.strip()).strip()
 
 
 def _step_data(items: list[_Item]) -> tuple[dict[str, Any], dict[str, str]]:

@@ -29,10 +29,10 @@ from flowstate_bench.seam import (
     FlowStateStrategy,
     LoopAction,
     MemoryStrategy,
-    PolicyClient,
     SpendMeter,
     Strategy,
     TurnResult,
+    policy_part,
 )
 
 __all__ = [
@@ -43,7 +43,7 @@ __all__ = [
     "LoopAction",
     "LoopStrategy",
     "MemoryBacked",
-    "PolicyClient",
+    "policy_part",
     "RollingSummary",
     "Strategy",
     "TurnResult",

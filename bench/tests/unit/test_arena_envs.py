@@ -201,5 +201,5 @@ def test_tau_and_arena_share_one_strategy_seam() -> None:
     from flowstate_bench import seam
     from flowstate_bench.tau import strategies
 
-    for name in ("Strategy", "TurnResult", "FlowStateStrategy", "PolicyClient", "LoopAction"):
+    for name in ("Strategy", "TurnResult", "FlowStateStrategy", "policy_part", "LoopAction"):
         assert getattr(strategies, name) is getattr(seam, name)

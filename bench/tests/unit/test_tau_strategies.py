@@ -7,8 +7,8 @@ import itertools
 
 import pytest
 
+from flowstate.engine.prompt import PROTOCOL, Prompt, PromptPart
 from flowstate.llm.scripted import ScriptedModel, unregister
-from flowstate.models import StepOutput
 from flowstate_bench.tau.data import Scenario
 from flowstate_bench.tau.mock import MockEnv
 from flowstate_bench.tau.runner import converse
@@ -17,8 +17,8 @@ from flowstate_bench.tau.strategies import (
     TOOL_RESULT,
     BM25Retrieval,
     FullContext,
-    PolicyClient,
     RollingSummary,
+    policy_part,
 )
 from flowstate_bench.tau.users import GREETING, LLMUser, ScriptedUser
 
@@ -110,13 +110,10 @@ def test_rolling_summary_costs_one_extra_call_per_turn_and_is_shown_next(scripte
     assert "I'm Ann" not in prompt  # only the summary carries the first turn
 
 
-def test_the_policy_goes_in_front_of_the_engines_system_message(scripted) -> None:
-    model = scripted([{"action": {"type": "final", "answer": "hi"}}])
-    client = PolicyClient(model.client(), "# Airline Agent Policy")
-    done = client.complete([{"role": "system", "content": "engine protocol"}], StepOutput)
-    assert done.value is not None and client.model == model.model
-    sent = model.calls[0].messages[0]["content"]
-    assert sent.startswith("# Domain policy\n# Airline Agent Policy") and "engine protocol" in sent
+def test_the_policy_goes_in_front_of_the_engines_system_message() -> None:
+    engine = Prompt((PromptPart(PROTOCOL, "engine protocol", role="system"),))
+    sent = policy_part("# Airline Agent Policy")(engine).messages()[0]["content"]
+    assert sent == "# Domain policy\n# Airline Agent Policy\n\nengine protocol"
 
 
 def test_llm_user_follows_guidelines_and_stops_on_the_token(scripted) -> None:

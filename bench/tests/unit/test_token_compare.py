@@ -71,7 +71,7 @@ def test_the_matched_row_is_the_smallest_k_reaching_the_best_recall(turns, swept
 
 
 def _prompted(*prompts: list[dict[str, str]]) -> Prompted:
-    return Prompted([list(p) for p in prompts])
+    return Prompted.of([list(p) for p in prompts])
 
 
 def test_cache_cost_by_hand() -> None:

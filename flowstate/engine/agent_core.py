@@ -132,10 +132,15 @@ class AgentCore(Generic[R]):
                 "resume() or discard() it first"
             )
         yield from self.refresh_plan()
+        yield from self.index.load_matching(self.ops, text)
         seq = yield from self.ops.allocate_request_seq()  # never handed out again
-        return ActiveState(
+        active = ActiveState(
             namespace=self.ops.namespace, request_id=ids.request_id(seq), seq=seq, text=text
         )
+        # Opened before the first call (the driver fetches them), so a request that needs
+        # them needs no step to ask for them.
+        active.pending_access = self.index.best_states(text, self.config.prefetch_states)
+        return active
 
     def refresh_plan(self, relations: Iterable[Relation] = ()) -> Plan[None]:
         """Append requests committed since the last look (ours or another process's); load
@@ -240,7 +245,9 @@ class AgentCore(Generic[R]):
         return self.driver(ActiveState.model_validate_json(draft[1]), Start.DRAFT)
 
     def driver(self, active: ActiveState, start: Start) -> StepDriver:
-        return StepDriver(active, self.index.render(), self.logic, start=start, redact=self.redact)
+        """The request's driver, with the index as rendered for this request's text."""
+        index = self.index.render(active.text)
+        return StepDriver(active, index, self.logic, start=start, redact=self.redact)
 
     @contextmanager
     def keeping_inflight(self, driver: StepDriver) -> Iterator[None]:

@@ -257,6 +257,9 @@ class StepDriver:
         active = self.active
         if start is Start.NEW:
             yield self._save()
+            if active.pending_access:  # prefetched: visible from the first call
+                yield from self._open(StepReport(0))
+                self._unsaved = True  # saved with the first call, revealed states and all
         elif start is Start.DRAFT:
             self.logic.interrupted(active)  # a parked call may have run: say so, never repeat
         if active.finish is not None:  # ended before; only its commit failed
@@ -311,6 +314,11 @@ class StepDriver:
     def _after_step(self, report: StepReport) -> Generator[Command, Any, None]:
         """Open what the model asked for (visible from the next call); the draft is saved
         with the next model call."""
+        yield from self._open(report)
+        self._unsaved = True
+        yield Progress(self.active, report)
+
+    def _open(self, report: StepReport) -> Generator[Command, Any, None]:
         active = self.active
         asked = active.pending_access
         if asked:
@@ -339,8 +347,6 @@ class StepDriver:
                 active.rejections.append(message)
                 active.rejected_total += 1
             active.pending_access = []  # only now: a failed fetch is retried on resume
-        self._unsaved = True
-        yield Progress(active, report)
 
     def _finish(
         self, verdict: StepVerdict, report: StepReport, retry: bool = False

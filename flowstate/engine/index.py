@@ -1,11 +1,16 @@
 """The Historical State Index as the model sees it, kept within a token budget.
 
 Per past request: its id and summary, then one line per state (id, category, summary).
-When the whole index would exceed the budget, the oldest requests collapse to a single line
-(id, summary, number of states); accessing a collapsed request id lists its states. When even
-the one-line requests exceed it, the oldest of them (at small budgets all of them) fold into
-one range line ("r1-r1800: 1800 older requests"), whose ids can still be accessed. Nothing is
-dropped silently: every past request is either shown or named by a range, with how to open it.
+When the whole index would exceed the budget, requests collapse to a single line (id,
+summary, number of states); accessing a collapsed request id lists its states. When even the
+one-line requests exceed it, requests fold into one range line ("r1-r1800: 1800 older
+requests"), whose ids can still be accessed. Nothing is dropped silently: every past request
+is either shown or named by a range, with how to open it.
+
+What collapses and folds first is what the current request needs least: rendered for a
+request (`render(query)`), the requests whose states match its words lexically
+(`flowstate.engine.relevance`) are kept in full longest, then the most recent ones; without
+a request, the most recent. The text is always in request order.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from flowstate.engine.relevance import rank_words, state_text, words
 from flowstate.models import ids
 from flowstate.models.records import Relation
 from flowstate.models.views import IndexRequest, IndexState
@@ -23,6 +29,11 @@ from flowstate.tokens import count_tokens
 DEFAULT_BUDGET_TOKENS = 2_000
 LOAD_CHUNK = 50  # requests whose state lines are fetched per round trip when loading
 _UNLOADED = 10**9  # the "full" cost of a request whose state lines were not loaded
+# A request matches when one of its states (or its summary) scores at least this share of the
+# best score; at most MAX_MATCHED requests are kept in full for matching.
+MATCH_SHARE = 0.5
+MAX_MATCHED = 8
+_RENDERS_KEPT = 8  # renderings cached per query until the index changes
 
 if TYPE_CHECKING:
     from flowstate.store import Repository
@@ -85,7 +96,8 @@ class HistoricalIndex:
         self.model = model
         self._requests: dict[str, IndexRequest] = {}
         self._cost: dict[str, tuple[int, int]] = {}  # id -> (full, collapsed) tokens
-        self._rendered: RenderedIndex | None = None
+        self._rendered: dict[str, RenderedIndex] = {}  # by query
+        self._words: dict[str, dict[str, list[str]]] = {}  # request id -> doc id -> words
         for req in requests:
             self.add(req)
 
@@ -120,6 +132,14 @@ class HistoricalIndex:
             index.add(loaded.get(head.id, head))
         return index
 
+    def load_matching(self, ops: Ops, query: str) -> Plan[None]:
+        """Fetch the state lines of the requests matching `query` that were not loaded (old
+        requests whose summary matches), so that they can be listed in full."""
+        wanted = [self._requests[i] for i in self.matching(query) if not self._requests[i].loaded]
+        for req in wanted:
+            for loaded in (yield from ops.index(req.seq, req.seq)):
+                self.add(loaded)
+
     @property
     def requests(self) -> list[IndexRequest]:
         return list(self._requests.values())
@@ -128,7 +148,10 @@ class HistoricalIndex:
         self._requests[req.id] = req
         full = count_tokens(_full_block(req), self.model) if req.loaded else _UNLOADED
         self._cost[req.id] = (full, count_tokens(_collapsed_block(req), self.model))
-        self._rendered = None
+        docs = {req.id: words(req.summary)}
+        docs |= {s.id: words(state_text(s.id, s.summary)) for s in req.states}
+        self._words[req.id] = docs
+        self._rendered.clear()
 
     def apply_commit(self, entry: IndexRequest, relations: Iterable[Relation]) -> None:
         """Add a just-committed request and mark the states it superseded (no full rebuild)."""
@@ -150,17 +173,54 @@ class HistoricalIndex:
         ]
         self.add(req.model_copy(update={"states": states}))
 
-    def render(self) -> RenderedIndex:
-        if self._rendered is None:
-            self._rendered = self._render()
-        return self._rendered
+    def render(self, query: str | None = None) -> RenderedIndex:
+        """The index as a prompt shows it for a request whose text is `query` (None: no
+        request, recency alone decides)."""
+        key = query or ""
+        rendered = self._rendered.get(key)
+        if rendered is None:
+            if len(self._rendered) >= _RENDERS_KEPT:
+                self._rendered.clear()
+            rendered = self._rendered[key] = self._render(self.matching(key))
+        return rendered
 
-    def _render(self) -> RenderedIndex:
-        order = list(self._requests.values())
+    def matching(self, query: str) -> list[str]:
+        """Ids of the requests whose states or summary match `query`, best first."""
+        docs = {doc: w for by_doc in self._words.values() for doc, w in by_doc.items()}
+        ranked = rank_words(query, docs) if query else []
+        if not ranked:
+            return []
+        floor = ranked[0][1] * MATCH_SHARE
+        found = dict.fromkeys(ids.request_of(i) for i, score in ranked if score >= floor)
+        return list(found)[:MAX_MATCHED]
+
+    def best_states(self, query: str, k: int) -> list[str]:
+        """Up to `k` current states the index lists for `query` that match it best (at least
+        MATCH_SHARE of the best score): what an agent may open before its first call."""
+        if k <= 0 or not query:
+            return []
+        shown = self.render(query).state_ids
+        current = {
+            s.id for r in self._requests.values() for s in r.states if not s.superseded_by
+        }
+        docs = {
+            doc: w
+            for by_doc in self._words.values()
+            for doc, w in by_doc.items()
+            if doc in shown and doc in current
+        }
+        ranked = rank_words(query, docs)
+        floor = ranked[0][1] * MATCH_SHARE if ranked else 0.0
+        return [doc for doc, score in ranked if score >= floor][:k]
+
+    def _render(self, matched: list[str]) -> RenderedIndex:
+        pinned = self._pinned(matched)
+        # The others, oldest first: they collapse, then fold, oldest first.
+        order = [r for r in self._requests.values() if r.id not in pinned]
         collapsed: set[str] = {r.id for r in order if not r.loaded}
-        folded = 0  # how many of the oldest requests fold into the range line
+        folded = 0  # how many of the oldest others fold into the range line
         # Plan on per-request costs (cheap), then confirm on the exact text.
-        estimate = sum(self._cost[r.id][0] for r in order) + len(order)
+        estimate = sum(self._cost[r.id][0] + 1 for r in self._requests.values())
         for req in order:
             if estimate <= self.budget:
                 break
@@ -175,29 +235,51 @@ class HistoricalIndex:
             folded += 1
             if folded == 1:
                 estimate += range_cost
-        text, tokens = self._text(order, collapsed, folded)
-        while tokens > self.budget and folded < len(order):
+        text, tokens = self._text(order, pinned, collapsed, folded)
+        while tokens > self.budget and (folded < len(order) or pinned):
+            if folded == len(order):  # the pinned ones alone are too long: give the last up
+                order = sorted([*order, self._requests[pinned.pop()]], key=lambda r: r.seq)
             grow = max(1, len(order) // 50)  # the estimate was a little low: fold a bit more
             collapsed.update(r.id for r in order)
             folded = min(len(order), folded + grow)
-            text, tokens = self._text(order, collapsed, folded)
+            text, tokens = self._text(order, pinned, collapsed, folded)
         collapsed.update(r.id for r in order[:folded])
-        shown = [s for r in order if r.id not in collapsed for s in r.states]
+        shown = [s for r in self._requests.values() if r.id not in collapsed for s in r.states]
         # "(SUPERSEDED by r6.x)" shows r6.x too: what was shown can be opened.
         listed = frozenset(s.id for s in shown)
         listed |= {s.superseded_by for s in shown if s.superseded_by}
         span = (order[0].id, order[folded - 1].id) if folded else None
         return RenderedIndex(text, tokens, self.budget, frozenset(collapsed), listed, span)
 
+    def _pinned(self, matched: list[str]) -> list[str]:
+        """The matching requests listed in full whatever else folds, best first, as many as
+        the budget holds (keeping room for the range line)."""
+        room = self.budget - 40
+        pinned: list[str] = []
+        for rid in matched:
+            cost = self._cost[rid][0] + 1
+            if cost <= room:
+                pinned.append(rid)
+                room -= cost
+        return pinned
+
     def _text(
-        self, order: list[IndexRequest], collapsed: set[str], folded: int = 0
+        self, order: list[IndexRequest], pinned: list[str], collapsed: set[str], folded: int
     ) -> tuple[str, int]:
-        if not order:
-            text = "(no past requests yet)"
-        else:
-            lines = [_folded_line(order[:folded])] if folded else []
-            lines += [
-                _collapsed_block(r) if r.id in collapsed else _full_block(r) for r in order[folded:]
-            ]
-            text = "\n".join(lines)
+        """The range line for the first `folded` of `order`, then every other request in
+        request order: the pinned ones in full, the rest collapsed or in full."""
+        if not self._requests:
+            return "(no past requests yet)", count_tokens("(no past requests yet)", self.model)
+        gone = {r.id for r in order[:folded]}
+        lines = [_folded_line(order[:folded])] if folded else []
+        for r in self._requests.values():
+            if r.id in gone:
+                continue
+            short = r.id in collapsed and r.id not in pinned
+            lines.append(_collapsed_block(r) if short else _full_block(r))
+        text = "\n".join(lines)
         return text, count_tokens(text, self.model)
+
+
+def _in_seq_order(requests: list[IndexRequest]) -> list[IndexRequest]:
+    return sorted(requests, key=lambda r: r.seq)

@@ -181,7 +181,7 @@ class Session:
 
     def index(self) -> str:
         """The Historical State Index, exactly as an agent's prompt shows it."""
-        return self._agent.index.render().text
+        return self._agent.index.render(self.active.text).text
 
     def record(self, delta: Sequence[dict[str, Any]]) -> Recorded:
         """Add, update or remove states of this request: all of the delta or none of it."""

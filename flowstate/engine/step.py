@@ -44,6 +44,9 @@ class AgentConfig(BaseModel):
     # How the model writes its step: keyword lines described in the protocol (no schema sent),
     # or the JSON step object with its schema sent as `response_format`.
     reply_format: ReplyFormat = ReplyFormat.LINES
+    # Past states the engine opens before the first call: the best lexical matches of the
+    # request among those the index lists (0: the model opens everything it reads itself).
+    prefetch_states: int = Field(0, ge=0, le=64)
 
 
 @dataclass(frozen=True)

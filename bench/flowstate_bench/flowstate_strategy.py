@@ -30,10 +30,13 @@ from flowstate.models.active import ActiveState
 from flowstate.models.views import RevealedState
 from flowstate.store import Store
 from flowstate.tokens import count_tokens
+from flowstate_bench import reader
 from flowstate_bench.scenarios import Fact, Turn
 from flowstate_bench.strategies import Prompted
 
 _REQUEST = re.compile(r"# User request \(r(\d+)\)")
+_STEP = re.compile(r"^Step (\d+) of \d+\.", re.M)
+AGENTS = ("oracle", "reader")
 NO_INDEX = "(not used: every past state is in the Active State)"
 
 
@@ -77,7 +80,12 @@ def _final(turn: Turn, prompt: str) -> dict[str, Any]:
             "summary": f"{f.attribute} for {f.service} (settled in {turn.ticket})",
             "content": f"{f.sentence} Source: ticket {turn.ticket}.",
             "evidence": [f"r{turn.seq}.o1"],
-            "relations": [{"type": "DEPENDS_ON", "target": n.state_id} for n in turn.needs[:1]],
+            # Only to a state it was shown: a reader may not have seen what the turn needs.
+            "relations": [
+                {"type": "DEPENDS_ON", "target": n.state_id}
+                for n in turn.needs[:1]
+                if f"{n.state_id} [" in prompt
+            ],
         }
         for f in turn.facts
     ]
@@ -106,13 +114,47 @@ def _write_only(steps: list[StepOutput | None]) -> int:
     return sum(1 for o in steps if o and o.delta and not o.access and o.action is None)
 
 
-def _policy(turns: Sequence[Turn]):
+class Reader:
+    """The reader agent on the token scenario (`flowstate_bench.reader`): at its first step it
+    opens the K shown ids that best match the request and reads the ticket; at its second it
+    opens what the first made visible (the states of requests it opened) if any of it
+    matches; then it answers from what it has. It never looks at what the request needs."""
+
+    ROUNDS = 2
+
+    def __init__(self, k: int = reader.DEFAULT_K) -> None:
+        self.k = k
+        self.asked: dict[int, set[str]] = {}
+        self.first_seen: dict[int, set[str]] = {}
+
+    def step(self, turn: Turn, prompt: str) -> dict[str, Any]:
+        n = int(_STEP.search(prompt).group(1))  # type: ignore[union-attr]
+        asked = self.asked.setdefault(turn.seq, set())
+        picks = reader.choose(prompt, turn.text, self.k, skip=asked) if n <= self.ROUNDS else []
+        if n == 1:
+            self.first_seen[turn.seq] = set(reader.shown(prompt))
+        else:  # only follow up the states listed by the requests the first step opened
+            listed = reader.listed(_section(prompt, "## Opened requests"))
+            picks = [p for p in picks if p in listed and p not in self.first_seen[turn.seq]]
+        asked.update(picks)
+        observed = f"r{turn.seq}.o1" in prompt
+        if observed and not picks:
+            return _final(turn, prompt)
+        action = None
+        if not observed:
+            action = {"type": "tool", "name": "lookup_ticket", "arguments": {"ticket": turn.ticket}}
+        return {"access": picks, "action": action}
+
+
+def _policy(turns: Sequence[Turn], agent: str = "oracle"):
     by_seq = {t.seq: t for t in turns}
+    read = Reader() if agent == "reader" else None
 
     def policy(messages: list[dict[str, Any]]) -> dict[str, Any]:
         prompt = messages[-1]["content"]
         seq = int(_REQUEST.search(prompt).group(1))  # type: ignore[union-attr]
-        return _step(by_seq[seq], prompt)
+        turn = by_seq[seq]
+        return read.step(turn, prompt) if read else _step(turn, prompt)
 
     return policy
 
@@ -127,13 +169,20 @@ class FlowStateRun:
     seconds: float
 
 
-def run(store: Store, turns: Sequence[Turn], config: AgentConfig | None = None) -> FlowStateRun:
-    """Run every turn through the real engine in a fresh namespace, then forget it."""
+def run(
+    store: Store,
+    turns: Sequence[Turn],
+    config: AgentConfig | None = None,
+    agent_kind: str = "oracle",
+    with_no_psa: bool = True,
+) -> FlowStateRun:
+    """Run every turn through the real engine in a fresh namespace, then forget it.
+    `agent_kind`: the oracle policy, or the reader (`Reader`)."""
     config = config or AgentConfig()
 
     name = f"bench_tokens_{uuid.uuid4().hex[:8]}"
     fs = FlowState(store, name)
-    model = ScriptedModel.policy(name, _policy(turns))
+    model = ScriptedModel.policy(name, _policy(turns, agent_kind))
     tool = ticket_tool(turns)
     started = time.perf_counter()
     try:
@@ -154,7 +203,7 @@ def run(store: Store, turns: Sequence[Turn], config: AgentConfig | None = None) 
             index_tokens.append(max(_index_tokens(c.prompt) for c in seen.calls))
             calls.append(len(result.calls))
         seconds = time.perf_counter() - started
-        no_psa = without_psa(fs, turns, tool, config)
+        no_psa = without_psa(fs, turns, tool, config) if with_no_psa else []
     finally:
         unregister(name)
         fs.repository.forget_namespace()

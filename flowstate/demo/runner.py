@@ -158,10 +158,12 @@ def run_demo(
     on_done: Callable[[RequestRow], None] = lambda row: None,
     approve: Callable[[Approval], bool] = auto_approve,
     on_step: Callable[[ActiveState], None] | None = None,
+    config: AgentConfig | None = None,
 ) -> DemoReport:
     desk = TripDesk()
     tools = desk.tools()
-    agent = fs.agent(model, tools=tools, config=AgentConfig(max_steps=8), approve=approve)
+    config = config or AgentConfig(max_steps=8)
+    agent = fs.agent(model, tools=tools, config=config, approve=approve)
     agent.on_step = on_step
     agent.on_call = transcript = Transcript()
     full = FullHistory(tools_text(tools), getattr(model, "model", None))

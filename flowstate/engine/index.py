@@ -200,9 +200,7 @@ class HistoricalIndex:
         if k <= 0 or not query:
             return []
         shown = self.render(query).state_ids
-        current = {
-            s.id for r in self._requests.values() for s in r.states if not s.superseded_by
-        }
+        current = {s.id for r in self._requests.values() for s in r.states if not s.superseded_by}
         docs = {
             doc: w
             for by_doc in self._words.values()

@@ -55,6 +55,28 @@ def rank_words(query: str, tokens: Mapping[str, list[str]]) -> list[tuple[str, f
     return sorted(scored, key=lambda pair: (-pair[1], pair[0]))
 
 
+_CLAUSE = re.compile(r"[.;,?!\n]+|\band\b|\bthen\b", re.IGNORECASE)
+
+
+def rank_clauses(query: str, docs: Mapping[str, str]) -> list[str]:
+    """Doc ids matching `query`, the best match of each of its clauses first (a request that
+    asks for two things gets the best of each before the second best of either), then the
+    rest by their score against the whole query.
+
+    >>> docs = {"a": "owner of billing", "b": "flag of billing", "c": "flag of auth"}
+    >>> rank_clauses("the owner of billing and the flag of auth", docs)[:2]
+    ['a', 'c']
+    """
+    tokens = {doc_id: words(text) for doc_id, text in docs.items()}
+    bests = [r[0] for r in (rank_words(c, tokens) for c in _CLAUSE.split(query)) if r]
+    # A clause whose best match is weak (the request's chatter) does not get a place first.
+    floor = max((score for _, score in bests), default=0.0) * 0.5
+    out = dict.fromkeys(doc_id for doc_id, score in bests if score >= floor)
+    for doc_id, _ in rank_words(query, tokens):
+        out.setdefault(doc_id)
+    return list(out)
+
+
 def state_text(state_id: str, summary: str) -> str:
     """What a state is matched on: the key part of its id and its summary."""
     return f"{state_id.partition('.')[2]} {summary}"

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flowstate_bench.report import ENGINE_ROWS, STRATEGY_NAMES
+from flowstate_bench.report import ENGINE_ROWS
+from flowstate_bench.token_report import STRATEGY_NAMES
 
 _LATENCY = ("step_ms", "commit_ms", "reveal_ms", "index_render_ms", "index_update_ms")
 

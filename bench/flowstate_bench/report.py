@@ -6,6 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from flowstate_bench import token_report
+from flowstate_bench.token_report import table as _table
+
 ENGINE_ROWS = (
     ("step_ms", "step critical path (rules + reveal + prompt; the draft saved meanwhile)"),
     ("step_plain_ms", "  a step that reveals nothing"),
@@ -21,24 +24,10 @@ ENGINE_ROWS = (
     ("request_start_ms", "request start (index refresh, seq, draft)"),
     ("request_finish_ms", "request finish (final step, commit, index)"),
 )
-STRATEGY_NAMES = {
-    "flowstate": "FlowState",
-    "full_context": "Full context",
-    "bm25": "BM25 top-k",
-    "rolling_summary": "Rolling summary",
-    "flowstate_no_psa": "FlowState without PSA",
-    "embedding": "Embedding top-k",
-    "recency_window": "Recency window (last k turns)",
-}
 
 
 def write_json(report: dict[str, Any], path: Path) -> None:
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join(r) + " |" for r in rows]
 
 
 def engine_table(engine: dict[str, Any]) -> list[str]:
@@ -67,98 +56,6 @@ def _build(build: dict[str, Any]) -> str:
     if build["reused"]:
         return "reused"
     return f"{build['seconds']} s, commit p50 {build['commit_ms']['p50']:.0f} ms"
-
-
-def token_table(tokens: dict[str, Any]) -> list[str]:
-    header = ["depth", "strategy", "prompt tokens / request", "vs full context",
-              "last request", "recall", "extra LLM calls", "of them to write memory"]  # fmt: skip
-    rows = []
-    for depth, figures in tokens["by_depth"].items():
-        for name, f in figures.items():
-            rows.append(
-                [
-                    depth,
-                    STRATEGY_NAMES.get(name, name),
-                    f"{f['prompt_tokens']:,.0f}",
-                    f"{f['ratio_to_full_context']:.1%}",
-                    f"{f['last_request_prompt_tokens']:,} ({f['last_request_ratio']:.1%})",
-                    f"{f['recall']:.2f}",
-                    f"{f['extra_llm_calls']:g}",
-                    f"{f.get('memory_write_calls', 0):g}",
-                ]
-            )
-    return _table(header, rows)
-
-
-def parts_table(tokens: dict[str, Any]) -> list[str]:
-    """FlowState's prompt tokens per request by part, and the share a prompt cache reuses."""
-    depths = {d: f["flowstate"] for d, f in tokens["by_depth"].items() if "parts" in f["flowstate"]}
-    if not depths:
-        return []
-    names = list(next(iter(depths.values()))["parts"])
-    header = ["depth", *[n.replace("_", " ") for n in names], "repeated prefix"]
-    rows = [
-        [d, *[f"{f['parts'][n]:,.0f}" for n in names], f"{f['prefix_share']:.0%}"]
-        for d, f in depths.items()
-    ]
-    demo = tokens.get("demo")
-    if demo:
-        n = max(len(demo["rows"]), 1)
-        rows.append(
-            [
-                "demo",
-                *[f"{demo['parts'][p] / n:,.0f}" for p in names],
-                f"{demo['prefix_share']:.0%}",
-            ]
-        )
-    return _table(header, rows)
-
-
-def recall_matched_table(tokens: dict[str, Any]) -> list[str]:
-    """Per depth and strategy: the tokens needed for recall 1.0 (k: the smallest that gets
-    there), or the best recall reached and what it costs."""
-    header = ["depth", "strategy", "k", "prompt tokens / request", "vs full context", "recall"]
-    rows = []
-    for depth, block in tokens.get("recall_matched", {}).items():
-        for name, m in block["matched"].items():
-            recall = f"{m['recall']:.2f}" + ("" if m["reached"] else " (best reached)")
-            rows.append(
-                [
-                    depth,
-                    STRATEGY_NAMES.get(name, name),
-                    "-" if m["k"] is None else str(m["k"]),
-                    f"{m['prompt_tokens']:,.0f}",
-                    f"{m['ratio_to_full_context']:.1%}",
-                    recall,
-                ]
-            )
-    return _table(header, rows) if rows else []
-
-
-def cache_cost_table(tokens: dict[str, Any]) -> list[str]:
-    """Per depth and strategy: repeated prefix, and effective prompt tokens per request when
-    cached input costs 10% / 50% of the full price (share of full context's)."""
-    header = ["depth", "strategy", "prompt tokens / request", "repeated prefix (mean per call)"]
-    discounts: list[str] = []
-    rows = []
-    for depth, per in tokens.get("cache", {}).items():
-        for name, f in per.items():
-            discounts = list(f["effective_prompt_tokens"])
-            cells = [
-                f"{f['effective_prompt_tokens'][d]:,.0f} ({f['ratio_to_full_context'][d]:.0%})"
-                for d in discounts
-            ]
-            rows.append(
-                [
-                    depth,
-                    STRATEGY_NAMES.get(name, name),
-                    f"{f['prompt_tokens']:,.0f}",
-                    f"{f['prefix_share']:.0%}",
-                    *cells,
-                ]
-            )
-    header += [f"effective tokens, cached at {d}" for d in discounts]
-    return _table(header, rows) if rows else []
 
 
 def cli_table(cli: dict[str, Any]) -> list[str]:
@@ -229,69 +126,7 @@ def markdown(report: dict[str, Any]) -> str:
     if report.get("cli"):
         out += ["", "## Command-line start-up", "", *cli_table(report["cli"])]
     if report.get("tokens"):
-        s = report["tokens"]["settings"]
-        out += [
-            "",
-            "## Tokens (same seeded requests for every strategy)",
-            "",
-            f"{s['requests']} requests, seed {s['seed']}; each needs facts from 1-4 requests "
-            f"earlier. BM25 k={s['bm25_k']}; rolling summary bounded at "
-            f"{s['summary_budget_tokens']} tokens by an oracle summariser (upper bound on its "
-            f"recall); index budget {s['index_budget_tokens']} tokens. FlowState: "
-            f"{s['flowstate']}; without PSA: {s['flowstate_no_psa']}.",
-            "",
-            *token_table(report["tokens"]),
-        ]
-        parts = parts_table(report["tokens"])
-        if parts:
-            out += [
-                "",
-                "FlowState's prompt tokens per request, by part (every call of the request "
-                "summed; framing is the chat format's per-message tokens, blank lines and the "
-                "step line). Repeated prefix: the mean share of a call's prompt that repeats the "
-                "previous call's byte for byte, which provider prompt caching can bill at the "
-                "cached rate (providers cache from about 1,024 tokens on).",
-                "",
-                *parts,
-            ]
-    matched = recall_matched_table(report.get("tokens") or {})
-    if matched:
-        out += [
-            "",
-            "## Recall-matched tokens",
-            "",
-            "BM25, the embedding baseline and a recency window (last k turns) swept over k "
-            f"({', '.join(map(str, report['tokens']['settings'].get('sweep_k', [])))}); "
-            "each row is the smallest k that reaches recall 1.0, or the smallest reaching the "
-            "best recall. FlowState, full context, the summary and FlowState without PSA have "
-            "one setting each.",
-            "",
-            *matched,
-        ]
-    far = recall_matched_table((report.get("tokens") or {}).get("far_back") or {})
-    if far:
-        out += [
-            "",
-            "## Recall-matched tokens, far-back variant",
-            "",
-            "The same comparison on requests that need facts from any earlier request (1 to "
-            "depth-1 back) instead of 1 to 4 back, where a recency window must grow with the "
-            "history.",
-            "",
-            *far,
-        ]
-    cache = cache_cost_table(report.get("tokens") or {})
-    if cache:
-        out += [
-            "",
-            "## Prompt-cache-aware cost",
-            "",
-            "Every call's prompt (agent and memory upkeep, in sending order) against the previous "
-            "call's: the byte-identical prefix is billed at the cached rate. Effective tokens = "
-            "uncached + rate x cached, per request (share of full context's at the same rate).",
-            "",
-            *cache,
-        ]
+        out += token_report.sections(report["tokens"])
     if report.get("notes"):
         out += ["", "## Notes", "", *[f"- {n}" for n in report["notes"]]]
     if report.get("plots"):

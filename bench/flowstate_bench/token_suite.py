@@ -26,13 +26,20 @@ from flowstate.demo.scenario import EXPECTED_TOTAL_EUR, scripted_policy
 from flowstate.engine.prompt_costs import fixed_price, prefix_shares, total_parts
 from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate.store import Store
-from flowstate_bench import flowstate_strategy, token_compare
+from flowstate_bench import flowstate_strategy, reader, token_compare, token_sweep
 from flowstate_bench.scenarios import Turn, scenario
 from flowstate_bench.strategies import BASELINES, BM25_K, SUMMARY_BUDGET_TOKENS, Prompted
 
 DEPTHS = (10, 25, 50, 100)
 TASK_CALLS = 2  # read the ticket, then answer
-STRATEGIES = ("flowstate", "full_context", "bm25", "rolling_summary", "flowstate_no_psa")
+STRATEGIES = (
+    "flowstate",
+    "flowstate_reader",
+    "full_context",
+    "bm25",
+    "rolling_summary",
+    "flowstate_no_psa",
+)
 EMBEDDING_K = 3  # MemoryArena's embedding baseline retrieves the top 3
 
 Say = Callable[[str], None]
@@ -104,16 +111,49 @@ def demo_figures(store: Store) -> dict[str, Any]:
     }
 
 
+def strategies_of(store: Store, turns: Sequence[Turn]) -> tuple[Any, dict[str, list[Prompted]]]:
+    """Every strategy's calls on these turns: FlowState (the oracle and the reader, through
+    the real engine), FlowState without PSA, and the baselines."""
+    fs = flowstate_strategy.run(store, turns)
+    reader = flowstate_strategy.run(store, turns, agent_kind="reader", with_no_psa=False)
+    per_strategy = {
+        "flowstate": fs.psa,
+        "flowstate_reader": reader.psa,
+        "flowstate_no_psa": fs.no_psa,
+    }
+    for name, build in BASELINES.items():
+        per_strategy[name] = build(turns)
+    return fs, per_strategy
+
+
+def call_kinds(runs: Sequence[Prompted]) -> dict[str, Any]:
+    """FlowState's calls by kind (a request's first call, its later ones): per call, the
+    parts of the prompt and the fixed price."""
+    kinds: dict[str, list[tuple[Any, Any]]] = {"first": [], "later": []}
+    for run in runs:
+        for i, (prompt, sent) in enumerate(zip(run.parts, run.calls, strict=True)):
+            kinds["first" if i == 0 else "later"].append((prompt, sent))
+    out = {}
+    for kind, calls in kinds.items():
+        if calls:
+            total = total_parts(calls)
+            per_call = {part: round(n / len(calls), 1) for part, n in total.items()}
+            out[kind] = {"calls": len(calls), "parts": per_call,
+                         "fixed_price": round(fixed_price(per_call), 1)}  # fmt: skip
+    return out
+
+
 def run_suite(
-    store: Store, depths: Sequence[int] = DEPTHS, seed: int = 0, say: Say = print
+    store: Store,
+    depths: Sequence[int] = DEPTHS,
+    seed: int = 0,
+    say: Say = print,
+    sweep: bool = True,
 ) -> dict[str, Any]:
     deepest = max(depths)
     turns = scenario(deepest, seed)
     say(f"token suite: {deepest} requests through the engine (scripted model via litellm)")
-    fs = flowstate_strategy.run(store, turns)
-    per_strategy: dict[str, list[Prompted]] = {"flowstate": fs.psa, "flowstate_no_psa": fs.no_psa}
-    for name, build in BASELINES.items():
-        per_strategy[name] = build(turns)
+    fs, per_strategy = strategies_of(store, turns)
     by_depth: dict[str, Any] = {}
     for depth in sorted(depths):
         figures = {
@@ -128,17 +168,25 @@ def run_suite(
         figures["flowstate"]["index_tokens_max"] = max(fs.index_tokens[:depth])
         figures["flowstate"]["index_budget"] = fs.index_budget
         figures["flowstate"] |= prompt_costs(fs.psa[:depth])
+        figures["flowstate"]["call_kinds"] = call_kinds(fs.psa[:depth])
         by_depth[str(depth)] = figures
-    say("token suite: BM25 and embedding swept over k; prompt-cache-aware cost")
+    say("token suite: BM25, embedding and recency window swept over k; prompt-cache-aware cost")
     comparison = compare(turns, per_strategy, depths)
     say("token suite: the far-back variant (needs reach any earlier request)")
-    far_back = far_back_figures(store, depths, seed)
+    far_turns = scenario(deepest, seed, reach=None)
+    _, far_strategies = strategies_of(store, far_turns)
+    far_back = compare(far_turns, far_strategies, depths)
     series = {name: [p.prompt_tokens for p in runs] for name, runs in per_strategy.items()}
+    swept: dict[str, Any] = {}
+    if sweep:
+        say("token suite: index budget and prefetch swept (oracle and reader)")
+        swept = token_sweep.sweep(store, turns, sorted(depths), recall)
     say("token suite: the demo's eight requests")
     return {
         "by_depth": by_depth,
         **comparison,
         "far_back": far_back,
+        "sweep": swept,
         "first_request_ratio": round(series["flowstate"][0] / series["full_context"][0], 4),
         "demo": demo_figures(store),
         "series": series,
@@ -150,51 +198,42 @@ def run_suite(
             "summary_budget_tokens": SUMMARY_BUDGET_TOKENS,
             "index_budget_tokens": fs.index_budget,
             "engine_seconds": round(fs.seconds, 1),
-            "flowstate": "real engine + Neo4j, ScriptedModel.policy through litellm",
+            "flowstate": "real engine + Neo4j, ScriptedModel.policy through litellm; the oracle "
+            "opens exactly what a request needs",
+            "flowstate_reader": "the same engine; the reader opens only what the prompt shows, "
+            f"ranked by lexical match, at most {reader.DEFAULT_K} ids per step",
             "flowstate_no_psa": "the engine's prompt builder with every past state revealed",
             "sweep_k": list(token_compare.SWEEP_K),
             "embedding": f"{EMBEDDING_K} most similar past turns, {token_compare.LOCAL_MODEL} "
             "through litellm",
             "cache_discounts": list(token_compare.DISCOUNTS),
+            "counted": "the whole bill of every call: messages, reply schema, tool definitions",
         },
     }
 
 
-def far_back_figures(store: Store, depths: Sequence[int], seed: int) -> dict[str, Any]:
-    """The recall-matched table on the far-back variant: each request needs facts from any
-    earlier request (1 to depth-1 back), so a recency window has to grow with the history.
-    The main scenario's needs are all recent, which favours the window."""
-    turns = scenario(max(depths), seed, reach=None)
-    fs = flowstate_strategy.run(store, turns)
-    per_strategy = {"flowstate": fs.psa, "flowstate_no_psa": fs.no_psa}
-    for name, build in BASELINES.items():
-        per_strategy[name] = build(turns)
-    swept = token_compare.sweep(turns)
-    fixed = {n: per_strategy[n] for n in ("flowstate", "full_context", "rolling_summary",
-                                          "flowstate_no_psa")}  # fmt: skip
-    return {
-        "recall_matched": {
-            str(d): token_compare.recall_matched(turns, fixed, swept, d, recall)
-            for d in sorted(depths)
-        }
-    }
+FIXED = ("flowstate", "flowstate_reader", "full_context", "rolling_summary", "flowstate_no_psa")
 
 
 def compare(
     turns: Sequence[Turn], per_strategy: dict[str, list[Prompted]], depths: Sequence[int]
 ) -> dict[str, Any]:
-    """The recall-matched table per depth and the cache-aware cost per depth."""
+    """The recall-matched table per depth and the cache-aware cost per depth: every strategy
+    with one setting, and each swept one at its default k and at the k it needs for recall
+    1.0 at that depth (`<name>@<k>`)."""
     swept = token_compare.sweep(turns)
-    fixed = {n: per_strategy[n] for n in ("flowstate", "full_context", "rolling_summary",
-                                          "flowstate_no_psa")}  # fmt: skip
-    costs = {
-        name: token_compare.call_costs(runs)
-        for name, runs in {**per_strategy, "embedding": swept["embedding"][EMBEDDING_K]}.items()
-    }
+    fixed = {n: per_strategy[n] for n in FIXED}
     ordered = sorted(depths)
-    return {
-        "recall_matched": {
-            str(d): token_compare.recall_matched(turns, fixed, swept, d, recall) for d in ordered
-        },
-        "cache": {str(d): token_compare.cache_table(costs, d) for d in ordered},
+    matched = {
+        str(d): token_compare.recall_matched(turns, fixed, swept, d, recall) for d in ordered
     }
+    runs = {**per_strategy, "embedding": swept["embedding"][EMBEDDING_K]}
+    costs = {name: token_compare.call_costs(r) for name, r in runs.items()}
+    cache = {}
+    for d in ordered:
+        at_depth = dict(costs)
+        for name in swept:
+            k = matched[str(d)]["matched"][name]["k"]
+            at_depth[f"{name}@{k}"] = token_compare.call_costs(swept[name][k])
+        cache[str(d)] = token_compare.cache_table(at_depth, d)
+    return {"recall_matched": matched, "cache": cache}

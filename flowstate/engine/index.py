@@ -26,7 +26,7 @@ from flowstate.models.views import IndexRequest, IndexState
 from flowstate.models.vocab import RelationType
 from flowstate.tokens import count_tokens
 
-DEFAULT_BUDGET_TOKENS = 2_000
+DEFAULT_BUDGET_TOKENS = 600
 LOAD_CHUNK = 50  # requests whose state lines are fetched per round trip when loading
 _UNLOADED = 10**9  # the "full" cost of a request whose state lines were not loaded
 # A request matches when one of its states (or its summary) scores at least this share of the

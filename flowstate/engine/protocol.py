@@ -30,22 +30,22 @@ def protocol(limits: Limits, reply_format: ReplyFormat = ReplyFormat.LINES) -> s
     return body.format(k=k) + "\n" + _vocabulary()
 
 
-_LINES = """You have a memory of past requests: the index lists their states; open what you need. \
-Reply in lines, each starting with a keyword; use only those you need:
+_LINES = """Memory: the index lists past requests and their states. Reply in keyword lines, only \
+those you need:
 ACCESS <ids>: up to {k} ids shown in the index (a collapsed request's id lists its states) or at \
 relation ends (closed until accessed). They open in your next reply: act now unless the action \
 needs them.
 ADD {{"key","category","summary","content","relations":[{{"type","target"}}],"evidence":[ids]}}: \
-a state of this request, id <request id>.<key>. summary: one line; content: all detail; target: \
+a state of this request, id <request id>.<key>; summary: one line; content: all detail; target: \
 a shown id or a key of this request; evidence: this request's observation ids.
 UPDATE {{"key","summary","content"}} or REMOVE <key>: only states added in THIS request.
 TOOL <name> {{arguments}} CITES <ids it relies on; consequential tools need them>
-SUMMARY <one line for the index>, then FINAL <answer>.
-No TOOL or FINAL: wait for what you accessed. A reply's ADD, UPDATE and REMOVE apply all or none.
-Record what later requests need. Past states never change: ADD one that SUPERSEDES it."""
+SUMMARY <one line for the index>, then FINAL <answer>. No TOOL or FINAL: you wait.
+ADD, UPDATE and REMOVE apply all or none. Record what later requests need. Past states never \
+change: ADD one that SUPERSEDES it."""
 
-_JSON = """You have a memory of past requests: the index lists their states; open what you need. \
-Reply with one JSON object {{"delta", "access", "action"}} following the given schema.
+_JSON = """Memory: the index lists past requests and their states. Reply with one JSON object \
+{{"delta", "access", "action"}} following the given schema.
 access: up to {k} ids shown in the index (a collapsed request's id lists its states) or at \
 relation ends (closed until accessed). They open in your next reply: act now unless the action \
 needs them.
@@ -53,8 +53,7 @@ delta: add (key, category, summary: one line, content: all detail, relations to 
 key of this request, evidence: this request's observation ids); update or remove: only states \
 added in THIS request. All ops apply or none.
 action: a tool call (name, arguments, cites: ids it relies on; consequential tools need them), \
-a final answer (answer, summary: \
-one line for the index), or null to wait for what you accessed.
+a final answer (answer, summary: one line for the index), or null: you wait.
 Record what later requests need. Past states never change: add one that SUPERSEDES it."""
 
 
@@ -66,18 +65,15 @@ def _vocabulary() -> str:
         f"{r.value} ({_RELATION_HINTS[r]})" if r in _RELATION_HINTS else r.value
         for r in RelationType
     )
-    return f"Categories: {categories}.\nRelations, new state -> target: {relations}."
+    return f"category: {categories}.\ntype: {relations}."
 
 
 # Only where the name alone would be misread.
 _CATEGORY_HINTS = {
     Category.CONSTRAINT: "must hold",
-    Category.ENVIRONMENT: "facts of the world, tools",
-    Category.DECISION: "a choice, why",
-    Category.ARTIFACT: "plan, booking",
+    Category.ENVIRONMENT: "facts",
+    Category.DECISION: "and why",
 }
 _RELATION_HINTS = {
-    RelationType.DEPENDS_ON: "valid while it is",
-    RelationType.SUPERSEDES: "it is stale",
-    RelationType.CONTRADICTS: "both kept",
+    RelationType.SUPERSEDES: "target stale",
 }

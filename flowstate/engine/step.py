@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowstate.engine.index import RenderedIndex
+from flowstate.engine.index import DEFAULT_BUDGET_TOKENS, RenderedIndex
 from flowstate.engine.protocol import ReplyFormat
 from flowstate.engine.report import Rejection, RejectionKind, StepReport, shortened, told_back
 from flowstate.engine.tools import Tool, ToolResult, as_tools
@@ -36,7 +36,7 @@ class AgentConfig(BaseModel):
 
     max_steps: int = Field(12, ge=1, le=10_000)
     max_malformed: int = Field(3, ge=1, description="unusable outputs in a row before failing")
-    index_budget_tokens: int = Field(2_000, ge=50)
+    index_budget_tokens: int = Field(DEFAULT_BUDGET_TOKENS, ge=50)
     recent_observations: int = Field(3, ge=0)
     # How long the namespace's writer lease lasts unless renewed (it is, while a request runs).
     lease_seconds: int = Field(60, ge=5, le=86_400)

@@ -7,9 +7,9 @@ import pytest
 
 from flowstate_bench import embedding as emb
 from flowstate_bench import token_compare as tc
-from flowstate_bench.report import cache_cost_table, recall_matched_table
 from flowstate_bench.scenarios import scenario
 from flowstate_bench.strategies import BASELINES, Prompted
+from flowstate_bench.token_report import cache_cost_table, recall_matched_table
 from flowstate_bench.token_suite import recall
 
 DEPTH = 12

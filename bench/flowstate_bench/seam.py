@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from flowstate.api import FlowState
 from flowstate.engine.agent import AgentConfig
-from flowstate.engine.prompt import INDEX, PROTOCOL, REQUEST, Prompt, PromptPart
+from flowstate.engine.prompt import INDEX, INDEX_HEADER, PROTOCOL, REQUEST, Prompt, PromptPart
 from flowstate.engine.tools import Tool
 from flowstate.llm.client import Completion, ModelClient
 from flowstate.models.records import MAX_CONTENT_CHARS, Usage
@@ -131,7 +131,10 @@ class EveryState:
         shown = self.fs.reveal(ids) if ids else []
         lines = [f"- {r.state.id} [{r.state.category}] {r.state.summary}\n  {r.state.content}"
                  for r in shown]  # fmt: skip
-        return prompt.replaced(INDEX, NO_PSA_HEADER + "\n" + ("\n".join(lines) or "(none yet)"))
+        text = NO_PSA_HEADER + "\n" + ("\n".join(lines) or "(none yet)")
+        if prompt.get(INDEX) is None:  # a first request shows no index: it gets this one
+            return prompt.inserted(PromptPart(INDEX, text, INDEX_HEADER), before=REQUEST)
+        return prompt.replaced(INDEX, text)
 
 
 def rule_states(prompt: Prompt, done: Completion[StepOutput]) -> Completion[StepOutput]:

@@ -141,9 +141,10 @@ def run_requests(repo: Repository, index: HistoricalIndex, n: int, seed: int) ->
         # Plan on the index the prompt will show: the last request was forgotten, so the
         # agent reloads its index (the one passed in still lists that request).
         agent.refresh_index()
-        client.reset(plan_request(agent.index.render(), repo.request_states, rng))
+        text = "bench: review the opened request and record decisions"
+        client.reset(plan_request(agent.index.render(text), repo.request_states, rng))
         t0 = time.perf_counter()
-        result = agent.run("bench: review the opened request and record decisions")
+        result = agent.run(text)
         t1 = time.perf_counter()
         if result.steps != STEPS or result.rejections:
             why = result.error or "; ".join(told) or result.rejections

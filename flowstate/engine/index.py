@@ -34,6 +34,7 @@ _UNLOADED = 10**9  # the "full" cost of a request whose state lines were not loa
 MATCH_SHARE = 0.5
 MAX_MATCHED = 8
 _RENDERS_KEPT = 8  # renderings cached per query until the index changes
+NO_PAST = "(no past requests yet)"
 
 if TYPE_CHECKING:
     from flowstate.store import Repository
@@ -53,6 +54,11 @@ class RenderedIndex:
     @property
     def within_budget(self) -> bool:
         return self.tokens <= self.budget
+
+    @property
+    def empty(self) -> bool:
+        """No past request at all (nothing listed, collapsed or folded)."""
+        return not self.state_ids and not self.collapsed and self.text == NO_PAST
 
 
 def state_line(state: IndexState) -> str:
@@ -267,7 +273,7 @@ class HistoricalIndex:
         """The range line for the first `folded` of `order`, then every other request in
         request order: the pinned ones in full, the rest collapsed or in full."""
         if not self._requests:
-            return "(no past requests yet)", count_tokens("(no past requests yet)", self.model)
+            return NO_PAST, count_tokens(NO_PAST, self.model)
         gone = {r.id for r in order[:folded]}
         lines = [_folded_line(order[:folded])] if folded else []
         for r in self._requests.values():

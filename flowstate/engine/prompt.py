@@ -122,15 +122,19 @@ def build_prompt(
     recent_observations: int = 3,
     reply_format: ReplyFormat = ReplyFormat.LINES,
 ) -> Prompt:
+    has_past = not index.empty
     parts = [
-        PromptPart(PROTOCOL, protocol(limits, reply_format), role="system"),
+        PromptPart(PROTOCOL, protocol(limits, reply_format, has_past), role="system"),
         PromptPart(TOOLS, tools_text(tools), role="system"),
-        # No token count in the header: it changes at every commit and would end the prefix
-        # that consecutive requests share (and that provider prompt caching reuses) right here.
-        PromptPart(INDEX, index.text, INDEX_HEADER),
-        PromptPart(REQUEST, active.text, f"# User request ({active.request_id})"),
-        PromptPart(ACTIVE_STATE, active_state_text(active, recent_observations), ACTIVE_HEADER),
     ]
+    if has_past:
+        # No token count in the header: it changes at every commit and would end the prefix
+        # that consecutive requests share (and that provider prompt caching reuses) here.
+        parts.append(PromptPart(INDEX, index.text, INDEX_HEADER))
+    parts.append(PromptPart(REQUEST, active.text, f"# User request ({active.request_id})"))
+    if active.step or not active.is_empty:  # nothing happened yet: nothing to show
+        state = active_state_text(active, recent_observations)
+        parts.append(PromptPart(ACTIVE_STATE, state, ACTIVE_HEADER))
     if active.rejections:
         told = "\n".join(f"- {r}" for r in active.rejections)
         parts.append(PromptPart(REJECTIONS, told, REJECTIONS_HEADER))

@@ -24,9 +24,16 @@ class ReplyFormat(StrEnum):
     JSON = "json"
 
 
-def protocol(limits: Limits, reply_format: ReplyFormat = ReplyFormat.LINES) -> str:
+def protocol(
+    limits: Limits, reply_format: ReplyFormat = ReplyFormat.LINES, has_past: bool = True
+) -> str:
+    """The protocol; without past requests (a namespace's first) in keyword lines, only what
+    can be done then: nothing can be opened or superseded yet."""
     k = limits.max_access_per_step
-    body = _LINES if reply_format is ReplyFormat.LINES else _JSON
+    if reply_format is ReplyFormat.JSON:
+        body = _JSON
+    else:
+        body = _LINES if has_past else _FIRST_LINES
     return body.format(k=k) + "\n" + _vocabulary()
 
 
@@ -43,6 +50,15 @@ TOOL <name> {{arguments}} CITES <ids it relies on; consequential tools need them
 SUMMARY <one line for the index>, then FINAL <answer>. No TOOL or FINAL: you wait.
 ADD, UPDATE and REMOVE apply all or none. Record what later requests need. Past states never \
 change: ADD one that SUPERSEDES it."""
+
+_FIRST_LINES = """Nothing is recorded yet. Reply in keyword lines, only those you need:
+ADD {{"key","category","summary","content","relations":[{{"type","target"}}],"evidence":[ids]}}: \
+a state later requests will need, id <request id>.<key>; summary: one line; content: all \
+detail; target: a key of this request; evidence: its observation ids.
+UPDATE {{"key","summary","content"}} or REMOVE <key>.
+TOOL <name> {{arguments}} CITES <ids it relies on; consequential tools need them>
+SUMMARY <one line for the index>, then FINAL <answer>. No TOOL or FINAL: you wait.
+ADD, UPDATE and REMOVE apply all or none."""
 
 _JSON = """Memory: the index lists past requests and their states. Reply with one JSON object \
 {{"delta", "access", "action"}} following the given schema.

@@ -80,5 +80,17 @@ class ActiveState(BaseModel):
     def usage(self) -> Usage:
         return sum(self.calls, Usage())
 
+    @property
+    def is_empty(self) -> bool:
+        """Nothing made, opened or done yet."""
+        return not (
+            self.states
+            or self.revealed
+            or self.opened_requests
+            or self.opened_observations
+            or self.log
+            or self.observations
+        )
+
     def relation_ends(self) -> set[str]:
         return {r.other for rs in self.revealed.values() for r in rs.relations}

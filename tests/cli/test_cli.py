@@ -69,7 +69,7 @@ def test_index_history_and_show(cli, demo_ns: str) -> None:  # noqa: ANN001
     index = cli("index", "-N", demo_ns)
     assert index.exit_code == 0
     assert "r3.hotel_choice [decision]" in index.stdout
-    assert re.search(r"\(\d+ tokens; budget 2000\)", index.stdout)
+    assert re.search(r"\(\d+ tokens; budget 600\)", index.stdout)
     assert _json(cli("index", "-N", demo_ns, "--json"))["tokens"] > 0
     history = _json(cli("history", "-N", demo_ns, "--json"))
     assert [h["id"] for h in history] == [f"r{n}" for n in range(1, 9)]

@@ -131,7 +131,7 @@ def play_user_and_agent(messages: list[dict]) -> dict:
         return {"message": "Please mark task_1 as completed." if not said else "Thanks ###STOP###"}
     if SUMMARY_SYSTEM in system:
         return {"summary": "task_1 completed"}
-    if "# Historical State Index" in text:  # the FlowState engine's prompt
+    if "# User request (r" in text:  # the FlowState engine's prompt
         if re.search(r"\.o\d+ update_task_status\(", text):  # its observation, not the tool list
             return {"action": {"type": "final", "answer": "Done: task_1 is completed."}}
         arguments = {"task_id": "task_1", "status": "completed"}

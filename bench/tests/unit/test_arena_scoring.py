@@ -93,7 +93,8 @@ def test_no_plan_and_the_token_limit_message_parse_to_none() -> None:
 
 
 def test_headers_split_anywhere_and_a_repeated_name_takes_the_later_section() -> None:
-    text = "Sure!\n=== Eric's Plan === (final)\nfirst\n=== Emma's Plan ===\nx\n=== Eric's Plan ===\nsecond"
+    text = "Sure!\n=== Eric's Plan === (final)\nfirst\n=== Emma's Plan ===\nx\n"
+    text += "=== Eric's Plan ===\nsecond"
     assert split_plans(text) == {"Eric": "second", "Emma": "x"}
 
 

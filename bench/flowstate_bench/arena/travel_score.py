@@ -29,8 +29,15 @@ from typing import Any
 SLOTS = ("breakfast", "lunch", "dinner", "accommodation", "transportation", "attraction")
 SLOT_PASS = 0.7
 # The plan lines in the order the code writes them (and asks the agent for).
-PLAN_KEYS = ("current_city", "transportation", "breakfast", "attraction", "lunch", "dinner")
-PLAN_KEYS += ("accommodation",)
+PLAN_KEYS = (
+    "current_city",
+    "transportation",
+    "breakfast",
+    "attraction",
+    "lunch",
+    "dinner",
+    "accommodation",
+)
 
 Day = dict[str, Any]
 HEADER = re.compile(r"===\s*([^=]+?)'s Plan\s*===")
@@ -109,7 +116,7 @@ def constraint_slots(gold: Sequence[Day], base: Sequence[Day]) -> set[tuple[Any,
     """The (day, slot) pairs where this traveler's gold departs from the base person's."""
     if not gold or not base:
         return set()
-    found = set()
+    found: set[tuple[Any, str]] = set()
     for day in gold:
         index = day_key(day)
         base_day = find_day(base, index)

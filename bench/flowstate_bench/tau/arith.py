@@ -50,7 +50,7 @@ def calculate(expression: Any) -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "2(3)" warns while compiling; eval's warning is noise
         compile(source, "<string>", "eval")  # the errors eval would raise, nothing run
-        tree = compile(source, "<string>", "eval", ast.PyCF_ONLY_AST)
+        tree = ast.parse(source, "<string>", mode="eval")
     return str(round(float(evaluate(tree.body)), 2))
 
 

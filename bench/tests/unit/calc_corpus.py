@@ -1,4 +1,4 @@
-"""The seeded corpus of `calculate` calls that `fixtures/tau_calculate.jsonl` records the
+"""The seeded corpus of `calculate` calls that `fixtures/tau_calculate/recorded.jsonl` records the
 original tau2-bench's answers to: edge values a model might send (whitespace, long sums, deep
 parentheses, huge integers, floats, division by zero, unary chains, invalid characters, empty
 text, non-string arguments) and argument names its dispatcher refuses.

@@ -11,6 +11,7 @@ import click
 from flowstate.cli.common import fails_cleanly
 from flowstate.errors import UsageError
 from flowstate_bench.arena.data import CONFIGS
+from flowstate_bench.arena.shopping_score import SCORINGS, Scoring
 from flowstate_bench.options import (
     SharedOptions,
     connect_store,
@@ -66,6 +67,14 @@ _folder = click.Path(path_type=Path, file_okay=False)
     envvar="FLOWSTATE_ARENA_CACHE",
     help="Where the shopping search index is built once and kept [~/.cache/flowstate/arena].",
 )
+@click.option(
+    "--scoring",
+    type=click.Choice(SCORINGS),
+    default="code",
+    show_default=True,
+    help="Shopping success: reward 1.0 as MemoryArena's code counts it, or the paper's "
+    "target product only.",
+)
 @click.option("--out", type=_folder, default=Path("bench-out/arena"), show_default=True)
 @shared_options
 @fails_cleanly
@@ -78,6 +87,7 @@ def arena(
     product_db: Path | None,
     travel_db: Path | None,
     cache_dir: Path | None,
+    scoring: Scoring,
     out: Path,
     **shared: Any,
 ) -> None:
@@ -109,6 +119,7 @@ def arena(
         product_db=product_db,
         travel_db=travel_db,
         cache_dir=cache_dir or Path.home() / ".cache" / "flowstate" / "arena",
+        scoring=scoring,
         **opts.run_fields(),
     )
     console = Console(stderr=True)

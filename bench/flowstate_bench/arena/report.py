@@ -33,12 +33,19 @@ SHORT = {
     "formal_reasoning_phys": "phys",
 }
 DEFINITIONS = {
-    "ps": "mean over tasks of the share of subtasks passed (shopping: exact ASIN match)",
+    "ps": "mean over tasks of the share of subtasks passed (shopping: reward 1.0 as the code "
+    "counts it, so a non-target product with every attribute passes; with --scoring paper, "
+    "the target ASIN only)",
     "ps_graded": "shopping: mean graded reward over all steps (attribute match on the name)",
     "ps_code": "travel: passing persons over all persons (the eval code's micro PS)",
     "sps": "travel: mean over groups of passed constraint slots / constraint slots",
     "sr": "shopping and travel: every subtask passed; formal: the last subtask passed",
-    "sr_at_k": "tasks whose k-th subtask passed / tasks with at least k subtasks",
+    "sr_at_k": "tasks whose k-th subtask passed / tasks with at least k subtasks (the eval's "
+    "passrate_at_k)",
+    "cummulative_passrate_at_k": "the formal eval's figure, for every domain: subtasks passed at "
+    "depths 1..k / subtasks at depths 1..k, pooled over tasks (its spelling)",
+    "min_k": "the shortest task's length; passrate_at_min_k and cummulative_passrate_at_min_k "
+    "are the two curves cut there",
     "nauc": "ours: trapezoid area under SR@1..SR@K / (K-1); K = 6 shop, 8 travel, 8 formal, "
     "cut to the longest task present",
     "nauc_min": "the same with K = the shortest task, so every task counts at every depth",
@@ -91,9 +98,15 @@ def _recall(runs: Sequence[TaskRun]) -> list[float | None]:
 
 def curve_metrics(tasks: list[list[bool]], domain: str) -> dict[str, Any]:
     curve = scoring.sr_at_k(tasks)
-    shortest = min((len(t) for t in tasks), default=0)
+    cumulative = scoring.cumulative_passrate_at_k(tasks)
+    shortest = scoring.min_k(tasks) or 0
     return {
         "sr_at_k": curve,
+        # The formal eval's own figures (`all_results.json`), under its key names.
+        "cummulative_passrate_at_k": cumulative,
+        "min_k": scoring.min_k(tasks),
+        "passrate_at_min_k": curve[:shortest],
+        "cummulative_passrate_at_min_k": cumulative[:shortest],
         "nauc": scoring.nauc(curve, DEPTH[domain]),
         "nauc_min": scoring.nauc(curve, shortest),
         "drop_rate": scoring.drop_rate(curve, DEPTH[domain]),
@@ -164,6 +177,7 @@ def build_report(
             "strategies": config.strategies,
             "trials": config.trials,
             "search_engine": "bm25s",
+            "scoring": config.scoring,
             "definitions": DEFINITIONS,
         },
         "configs": per,
@@ -236,8 +250,9 @@ def markdown(report: dict[str, Any]) -> str:
         "# MemoryArena",
         "",
         f"Agent `{run['agent']}`, model `{run['model'] or 'scripted'}`, judge `{run['judge']}`, "
-        f"trials {run['trials']}, search `{run['search_engine']}`. Shopping PS is the exact "
-        "ASIN match; the graded reward is `ps_graded` below.",
+        f"trials {run['trials']}, search `{run['search_engine']}`, scoring `{run['scoring']}`. "
+        "Shopping PS counts steps whose reward is 1.0 (`code`) or the target ASIN (`paper`); "
+        "the graded reward is `ps_graded` below.",
         "",
         *table_3(report),
         "",
@@ -283,7 +298,11 @@ def markdown(report: dict[str, Any]) -> str:
         for strategy, m in strategies.items():
             curve = " ".join(_cell(v) for v in m["sr_at_k"])
             recall = " ".join(_cell(v) for v in m["recall_at_k"])
-            line = f"- {config} / {strategy}: SR@k {curve}; recall@k {recall}"
+            cumulative = " ".join(_cell(v) for v in m["cummulative_passrate_at_k"])
+            line = (
+                f"- {config} / {strategy}: SR@k {curve}; cumulative {cumulative} "
+                f"(min_k {m['min_k']}); recall@k {recall}"
+            )
             if m.get("replay_recall_at_k") is not None:
                 line += "; replay recall@k " + " ".join(_cell(v) for v in m["replay_recall_at_k"])
             out.append(line)

@@ -36,6 +36,7 @@ from flowstate_bench.arena.sessions import (
     policy_of,
     steps_of,
 )
+from flowstate_bench.arena.shopping_score import Scoring
 from flowstate_bench.baselines import make_memory
 from flowstate_bench.embedding import LOCAL_MODEL, Embedder
 from flowstate_bench.memory_models import MemoryClients
@@ -95,6 +96,7 @@ class RunConfig(BaseModel):
     embedding_model: str = LOCAL_MODEL
     embedding_k: int = Field(3, ge=1)
     price_model: str | None = None
+    scoring: Scoring = "code"  # shopping success: the code's reward 1.0, or the paper's ASIN
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,9 @@ class ArenaRunner:
             **config.model_kwargs,
         )
         judge = Judge(LiteLLMClient(config.judge_model) if config.judge_model else None)
-        self.resources = Resources(config.product_db, config.travel_db, config.cache_dir, judge)
+        self.resources = Resources(
+            config.product_db, config.travel_db, config.cache_dir, judge, config.scoring
+        )
 
     def tasks(self, name: str) -> list[ArenaTask]:
         tasks = self.data.tasks(name)

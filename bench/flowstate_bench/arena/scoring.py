@@ -1,174 +1,15 @@
-"""MemoryArena's scores, exactly as its evaluation code computes them, plus our curve summaries.
+"""MemoryArena's figures over task lists, exactly as its evaluation code computes them, plus our
+curve summaries; the offline formal judge.
 
-Per subtask: shopping passes on the purchased ASIN (and has a graded reward), a travel person
-passes when every day's six slots pass, a formal answer passes when the judge says yes.
-Per task list: PS, SR, SR@k, nAUC, drop rate (the last two are ours; see `nauc`).
+A subtask's pass comes from its config's scorer (`shopping_score`, `travel_score`, the formal
+judge). Per task list: PS, SR, SR@k and the formal eval's cumulative and min-k pass rates, then
+nAUC and drop rate (ours; see `nauc`).
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-
-SLOTS = ("breakfast", "lunch", "dinner", "accommodation", "transportation", "attraction")
-SLOT_PASS = 0.7
-Day = dict[str, str]
-Plan = dict[int, Day]  # day index -> slot -> value
-
-
-# -- travel ---------------------------------------------------------------------------------
-
-
-def slot_sim(a: str | None, b: str | None) -> float:
-    """The eval's similarity: the shorter length bounds both strings, so prefixes match."""
-    if not a or not b:
-        return 0.0
-    a, b = a.strip().lower(), b.strip().lower()
-    if a == "-" and b == "-":
-        return 1.0
-    m = min(len(a), len(b))
-    return difflib.SequenceMatcher(None, a[:m], b[:m]).ratio()
-
-
-def day_index(day: dict[str, object]) -> int:
-    value = day.get("days", day.get("day"))
-    return int(str(value).strip())
-
-
-def as_plan(days: Sequence[dict[str, object]]) -> Plan:
-    return {day_index(d): {k: str(v) for k, v in d.items()} for d in days}
-
-
-def person_passes(gt: Plan, submitted: Plan) -> bool:
-    """Every GT day exists in the submission and all six slots pass; a missing slot is '-'."""
-    for index, day in gt.items():
-        sub = submitted.get(index)
-        if sub is None:
-            return False
-        if any(slot_sim(day.get(s, "-"), sub.get(s, "-")) < SLOT_PASS for s in SLOTS):
-            return False
-    return True
-
-
-def constraint_slots(gt: Plan, base: Plan) -> list[tuple[int, str]]:
-    """The (day, slot) pairs where this person's GT differs from the base person's GT."""
-    return [
-        (index, s)
-        for index, day in gt.items()
-        for s in SLOTS
-        if slot_sim(day.get(s, "-"), base.get(index, {}).get(s, "-")) < SLOT_PASS
-    ]
-
-
-def person_sps(gt: Plan, base: Plan, submitted: Plan) -> float | None:
-    """Passed constraint slots / constraint slots; None (skipped) when there are none."""
-    slots = constraint_slots(gt, base)
-    if not slots:
-        return None
-    passed = sum(
-        slot_sim(gt[i].get(s, "-"), submitted.get(i, {}).get(s, "-")) >= SLOT_PASS for i, s in slots
-    )
-    return passed / len(slots)
-
-
-def group_sps(persons: Sequence[float | None]) -> float | None:
-    scored = [p for p in persons if p is not None]
-    return sum(scored) / len(scored) if scored else None
-
-
-HEADER = re.compile(r"^===\s*(.+?)'s Plan\s*===\s*$", re.MULTILINE)
-DAY = re.compile(r"^\s*Day\s+(\d+)\s*:\s*$", re.MULTILINE | re.IGNORECASE)
-
-
-def parse_plans(text: str) -> dict[str, Plan]:
-    """Split concatenated outputs at `=== Name's Plan ===` headers; a repeated name's later
-    text wins. Within a plan, `Day N:` starts a day and `Key: value` lines fill it."""
-    plans: dict[str, Plan] = {}
-    heads = list(HEADER.finditer(text))
-    for i, head in enumerate(heads):
-        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
-        plans[head.group(1).strip()] = _parse_days(text[head.end() : end])
-    return plans
-
-
-def _parse_days(body: str) -> Plan:
-    plan: Plan = {}
-    current: Day | None = None
-    for line in body.splitlines():
-        day = DAY.match(line)
-        if day:
-            current = plan.setdefault(int(day.group(1)), {"days": day.group(1)})
-            continue
-        if current is None or ":" not in line:
-            continue
-        key, value = line.split(":", 1)
-        current[key.strip().lower().replace(" ", "_")] = value.strip()
-    return plan
-
-
-def render_plan(name: str, days: Sequence[dict[str, object]]) -> str:
-    """The output format the travel agent is asked for (and the base chunk's plan text)."""
-    lines = [f"=== {name}'s Plan ==="]
-    for d in days:
-        lines.append(f"Day {day_index(d)}:")
-        for key in ("current_city", *SLOTS_ORDERED):
-            lines.append(f"{key.replace('_', ' ').title()}: {d.get(key, '-')}")
-    return "\n".join(lines)
-
-
-SLOTS_ORDERED = ("transportation", "breakfast", "attraction", "lunch", "dinner", "accommodation")
-
-
-# -- shopping -------------------------------------------------------------------------------
-
-
-def _norm_attr(text: str) -> str:
-    return " ".join(re.sub(r"[-/]", " ", text.lower()).split())
-
-
-def _tokens(text: str) -> set[str]:
-    return set(re.findall(r"[a-z0-9]+", text.lower()))
-
-
-def name_sim(target: str, bought: str) -> float:
-    wanted = _tokens(target)
-    return len(wanted & _tokens(bought)) / len(wanted) if wanted else 0.0
-
-
-def cat_sim(target_path: str, bought_path: str) -> float:
-    wanted = {s.strip().lower() for s in target_path.split("›") if s.strip()}
-    got = {s.strip().lower() for s in bought_path.split("›") if s.strip()}
-    return len(wanted & got) / len(wanted) if wanted else 0.0
-
-
-def type_reward(target_name: str, bought_name: str, target_path: str, bought_path: str) -> float:
-    ns = name_sim(target_name, bought_name)
-    r = 1.0 if cat_sim(target_path, bought_path) >= 0.5 or ns > 0.2 else 0.5
-    if ns == 0:
-        return 0.0
-    return 0.1 if ns < 0.1 else r
-
-
-@dataclass(frozen=True)
-class Product:
-    asin: str
-    name: str
-    category_path: str = ""
-
-
-def shopping_reward(bought: Product | None, target: Product, attributes: Sequence[str]) -> float:
-    """The graded reward with the `--no-llm` attribute match (substring of the name)."""
-    if bought is None:
-        return 0.0
-    if bought.asin.upper() == target.asin.upper():
-        return 1.0
-    name = _norm_attr(bought.name)
-    matched = sum(_norm_attr(a) in name for a in attributes)
-    r_type = type_reward(target.name, bought.name, target.category_path, bought.category_path)
-    return r_type * matched / len(attributes) if attributes else 0.0
-
 
 # -- formal ---------------------------------------------------------------------------------
 
@@ -222,6 +63,23 @@ def sr_at_k(tasks: Sequence[Sequence[bool]]) -> list[float]:
         having = [t for t in tasks if len(t) >= k]
         curve.append(sum(t[k - 1] for t in having) / len(having))
     return curve
+
+
+def cumulative_passrate_at_k(tasks: Sequence[Sequence[bool]]) -> list[float]:
+    """The formal eval's `cummulative_passrate_at_k`: subtasks passed at depths 1..k over
+    subtasks present at depths 1..k, pooled over tasks (not "the first k all passed")."""
+    curve, passed, present = [], 0, 0
+    for k in range(1, max((len(t) for t in tasks), default=0) + 1):
+        having = [t for t in tasks if len(t) >= k]
+        passed += sum(t[k - 1] for t in having)
+        present += len(having)
+        curve.append(passed / present)
+    return curve
+
+
+def min_k(tasks: Sequence[Sequence[bool]]) -> int | None:
+    """The shortest task's length, where the eval cuts its `*_at_min_k` curves."""
+    return min((len(t) for t in tasks), default=None)
 
 
 def nauc(curve: Sequence[float], depth: int) -> float | None:

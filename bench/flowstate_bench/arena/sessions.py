@@ -14,6 +14,7 @@ from flowstate_bench.arena.data import ArenaTask
 from flowstate_bench.arena.domain import TaskEnv
 from flowstate_bench.arena.memories import wrap
 from flowstate_bench.arena.shopping_env import MAX_ROUNDS, ProductDB
+from flowstate_bench.arena.shopping_score import Scoring
 from flowstate_bench.arena.travel_env import TravelDB
 from flowstate_bench.seam import MemoryStrategy, TurnResult
 from flowstate_bench.tau.strategies import LoopStrategy
@@ -51,9 +52,10 @@ class Resources:
         travel_db: Path | None,
         cache_dir: Path | None,
         judge: formal.Judge,
+        scoring: Scoring = "code",
     ) -> None:
         self._product, self._travel, self.cache_dir = product_db, travel_db, cache_dir
-        self.judge = judge
+        self.judge, self.scoring = judge, scoring
 
     @cached_property
     def products(self) -> ProductDB:
@@ -70,7 +72,7 @@ class Resources:
 
 def make_env(task: ArenaTask, res: Resources, model: Callable[[], ModelClient]) -> TaskEnv:
     if task.config == "bundled_shopping":
-        return shopping.ShoppingTask(task, res.products)
+        return shopping.ShoppingTask(task, res.products, res.scoring)
     if task.config == "group_travel_planner":
         return travel.TravelTask(task, res.travel)
     return formal.FormalTask(task, model, res.judge)

@@ -9,8 +9,8 @@ from flowstate.engine.tools import Tool
 from flowstate.models.records import Usage
 from flowstate_bench.arena.data import ArenaTask
 from flowstate_bench.arena.domain import Call, Scored
-from flowstate_bench.arena.scoring import Product, shopping_reward
 from flowstate_bench.arena.shopping_env import ProductDB, ShoppingEnv, WebShop
+from flowstate_bench.arena.shopping_score import Scoring, Step, step_reward
 
 POLICY = (
     "You shop in a text web store, one product per session. Act with the tools: search "
@@ -31,8 +31,8 @@ def split_question(question: str, k: int) -> tuple[str, str]:
 
 
 class ShoppingTask:
-    def __init__(self, task: ArenaTask, db: ProductDB) -> None:
-        self.task, self.db = task, db
+    def __init__(self, task: ArenaTask, db: ProductDB, scoring: Scoring = "code") -> None:
+        self.task, self.db, self.scoring = task, db, scoring
         self.usage = Usage()  # its tools call no model
         self.env = ShoppingEnv(db)
         self._tools = self.env.tools()
@@ -96,23 +96,15 @@ class ShoppingTask:
         return f"PURCHASED {bought}" if bought else "NO PURCHASE"
 
     def score(self, answers: list[str]) -> Scored:
+        """Each step as MemoryArena's reward code scores it, names and categories from the
+        product catalog; no price bound (the HF rows have none)."""
         passed, graded = [], []
         for answer, gold in zip(answers, self.task.answers, strict=False):
-            bought = _purchase(answer)
-            target = str(gold["target_asin"]).upper()
-            passed.append(bought == target)
-            graded.append(
-                shopping_reward(self._product(bought), self._product(target), gold["attributes"])
-                if bought
-                else 0.0
-            )
+            step = Step(gold["target_asin"], gold.get("attributes") or [], _purchase(answer))
+            reward = step_reward(step, self.db.catalog, self.scoring)
+            passed.append(reward.success)
+            graded.append(reward.reward)
         return Scored(passed, graded)
-
-    def _product(self, asin: str | None) -> Product | None:
-        if asin is None:
-            return None
-        item = self.db.items.get(asin)
-        return Product(asin, item.title, item.category_path) if item else Product(asin, "")
 
     def gold_fact(self, j: int) -> str:
         return f"Purchase #1: {self._target(j)}"

@@ -17,6 +17,7 @@ from typing import Any
 
 from flowstate.engine.tools import Tool
 from flowstate.errors import UsageError
+from flowstate_bench.arena.shopping_score import Catalog
 
 SEP = " [SEP] "
 PRODUCT_WINDOW = 10
@@ -101,10 +102,12 @@ class ProductDB:
         if not items.is_file():
             raise UsageError(f"--product-db {root} has no items_shuffle.json")
         self.root, self.cache_dir = root, cache_dir
-        paths: dict[str, str] = {}
+        entries: list[dict[str, Any]] = []
         for catalog in sorted((root / "product_catalog").glob("*.json")):
-            for entry in json.loads(catalog.read_text(encoding="utf-8")):
-                paths[str(entry["asin"]).upper()] = str(entry.get("product_category", ""))
+            entries += json.loads(catalog.read_text(encoding="utf-8"))
+        # The reward's lookup (first entry of an ASIN wins); the pages show the same paths.
+        self.catalog = Catalog.of(entries)
+        paths = dict(self.catalog.categories)
         raw = json.loads(items.read_text(encoding="utf-8"))
         self.items: dict[str, Item] = {}
         for r in raw:

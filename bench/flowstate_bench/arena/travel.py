@@ -4,24 +4,22 @@ the base person or to earlier travelers' choices."""
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from flowstate.engine.tools import Tool
 from flowstate.models.records import Usage
 from flowstate_bench.arena.data import ArenaTask, normalise
 from flowstate_bench.arena.domain import Call, Scored
-from flowstate_bench.arena.scoring import (
-    SLOTS,
-    as_plan,
-    constraint_slots,
-    group_sps,
-    parse_plans,
-    person_passes,
-    person_sps,
-    render_plan,
-)
 from flowstate_bench.arena.travel_env import TravelDB, TravelEnv
+from flowstate_bench.arena.travel_score import (
+    SLOTS,
+    constraint_slots,
+    day_key,
+    find_day,
+    format_plan,
+    score_group,
+    traveler_name,
+)
 
 POLICY = (
     "You are a travel planner with six tools: FlightSearch, RestaurantSearch, "
@@ -32,12 +30,7 @@ POLICY = (
     "apply; copy names exactly as the tools print them, suffixed with `, City`; separate "
     "attractions with `;`; no prices and no explanations."
 )
-NAME = re.compile(r"I am (\w+)\.")
-
-
-def traveler(question: str) -> str:
-    found = NAME.search(question)
-    return found.group(1) if found else "Traveler"
+traveler = traveler_name  # `I am X.` at the start of the question, else Person
 
 
 class TravelTask:
@@ -47,7 +40,7 @@ class TravelTask:
         self.env = TravelEnv(db)
         self._tools = self.env.tools()
         self.base: dict[str, Any] = task.row["base_person"]
-        self.base_plan = render_plan(self.base["name"], self.base["daily_plans"])
+        self.base_plan = format_plan(self.base["name"], self.base["daily_plans"])
 
     def tools(self) -> list[Tool]:
         return self._tools
@@ -102,7 +95,7 @@ class TravelTask:
     def gold_chunks(self, j: int) -> list[str]:
         question = self.task.questions[j - 1]
         name = traveler(question)
-        plan = render_plan(name, self.task.answers[j - 1])
+        plan = format_plan(name, self.task.answers[j - 1])
         chunk = {"name": name, "query": question, "scratchpad": [], "final_plan": plan}
         return [json.dumps(chunk, ensure_ascii=False)]
 
@@ -113,33 +106,30 @@ class TravelTask:
         return answer
 
     def score(self, outcomes: list[str]) -> Scored:
-        """All outputs are read together, split at the headers (a later plan of the same name
-        wins); each traveler passes or fails on the plan under their own name."""
-        plans = parse_plans("\n".join(outcomes))
-        base = as_plan(self.base["daily_plans"])
-        passed, graded, sps = [], [], []
-        for question, gold in zip(
-            self.task.questions[: len(outcomes)], self.task.answers, strict=False
-        ):
-            gt, sub = as_plan(gold), plans.get(traveler(question), {})
-            passed.append(person_passes(gt, sub))
-            person = person_sps(gt, base, sub)
-            sps.append(person)
-            graded.append(person if person is not None else float(passed[-1]))
-        return Scored(passed, graded, group_sps(sps))
+        """As MemoryArena's code reads a run (see `travel_score`): the base plan and every
+        output as one text, each traveler scored on the section under their own name."""
+        group = score_group(self.task.row, outcomes)
+        graded = [
+            rate if (rate := p.constraint_rate) is not None else float(p.passed)
+            for p in group.persons
+        ]
+        return Scored(group.passed, graded, group.constraint_rate)
 
     def gold_fact(self, j: int) -> str:
         """A plan line as the output format writes it, e.g. `Lunch: Nutri Punch, Rockford`:
         the first slot where traveler j differs from the base (j = 0: the base's stay)."""
-        base = as_plan(self.base["daily_plans"])
+        base = self.base["daily_plans"]
         if j == 0:
-            return f"Accommodation: {base[min(base)].get('accommodation', '-')}"
-        gt = as_plan(self.task.answers[j - 1])
-        slots = constraint_slots(gt, base)
-        if not slots:
+            return f"Accommodation: {base[0].get('accommodation', '-')}"
+        gold = self.task.answers[j - 1]
+        slots = constraint_slots(gold, base)
+        first = next(
+            ((day_key(d), s) for d in gold for s in SLOTS if (day_key(d), s) in slots), None
+        )
+        if first is None:
             return f"=== {traveler(self.task.questions[j - 1])}'s Plan ==="
-        day, slot = slots[0]
-        return f"{slot.title()}: {gt[day][slot]}"
+        day = find_day(gold, first[0]) or {}
+        return f"{first[1].title()}: {day[first[1]]}"
 
     def next_call(self, k: int, good: bool, text: str, done: int) -> Call | None:
         if done >= 2:
@@ -151,11 +141,11 @@ class TravelTask:
     def final(self, k: int, good: bool, text: str) -> str:
         name = traveler(self.task.questions[k - 1])
         if good:
-            return render_plan(name, self.task.answers[k - 1])
+            return format_plan(name, self.task.answers[k - 1])
         if normalise(self.gold_fact(0)) in normalise(text):
-            return render_plan(name, self.base["daily_plans"])  # copies the base, misses the rest
+            return format_plan(name, self.base["daily_plans"])  # copies the base, misses the rest
         days = [{"days": d["days"], **dict.fromkeys(SLOTS, "-")} for d in self.task.answers[k - 1]]
-        return render_plan(name, days)
+        return format_plan(name, days)
 
 
 def _destination(days: list[dict[str, Any]]) -> str:

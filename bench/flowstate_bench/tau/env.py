@@ -218,15 +218,19 @@ def render(value: Any) -> str:
 
 def _dispatch_names(kwargs: Mapping[str, Any]) -> None:
     """The original's dispatcher takes the tool's name and the requestor beside the tool's
-    arguments (`make_tool_call(tool_name, requestor=..., **kwargs)`): an argument of either
-    name collides there first, in Python's words at that call."""
+    arguments (`self.make_tool_call(tool_name, requestor=..., **kwargs)`): an argument named
+    `requestor` collides at that call, then the first one named `self` or `tool_name` as the
+    method's parameters are bound, each in Python's words."""
     if "requestor" in kwargs:
         raise TypeError(
             "tau2.environment.environment.Environment.make_tool_call() got multiple values "
             "for keyword argument 'requestor'"
         )
-    if "tool_name" in kwargs:
-        raise TypeError("Environment.make_tool_call() got multiple values for argument 'tool_name'")
+    for name in kwargs:
+        if name in ("self", "tool_name"):
+            raise TypeError(
+                f"Environment.make_tool_call() got multiple values for argument '{name}'"
+            )
 
 
 def _bind(qualname: str, fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> None:

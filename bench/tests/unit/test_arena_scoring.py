@@ -1,114 +1,232 @@
-"""MemoryArena scorers on hand-computed cases."""
+"""MemoryArena scorers on hand-computed cases: the official code's rules, one at a time."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
 from flowstate_bench.arena.scoring import (
-    Product,
-    as_plan,
-    constraint_slots,
+    cumulative_passrate_at_k,
     drop_rate,
     exact_match,
-    group_sps,
     micro_ps,
+    min_k,
     nauc,
-    parse_plans,
-    person_passes,
-    person_sps,
     progress_score,
-    render_plan,
-    shopping_reward,
-    slot_sim,
     sr_at_k,
     success_rate,
 )
+from flowstate_bench.arena.shopping_score import Catalog, Step, step_reward
+from flowstate_bench.arena.travel_score import (
+    GroupScore,
+    PersonScore,
+    constraint_slots,
+    format_plan,
+    parse_plan,
+    person_passes,
+    score_group,
+    score_person,
+    similarity,
+    split_plans,
+    traveler_name,
+)
 
 R = ", Rockford"
+SLOTS = ("breakfast", "lunch", "dinner", "accommodation", "transportation", "attraction")
 
 
-def _day(n: int, **slots: str) -> dict[str, object]:
-    base = dict.fromkeys(
-        ("breakfast", "lunch", "dinner", "accommodation", "transportation", "attraction"), "-"
-    )
-    return {"days": n, "current_city": "Rockford", **base, **slots}
+def _day(n: Any, **slots: Any) -> dict[str, Any]:
+    return {"days": n, "current_city": "Rockford", **dict.fromkeys(SLOTS, "-"), **slots}
+
+
+def _lines(n: int, lunch: str) -> str:
+    rest = "".join(f"{s.title()}: -\n" for s in SLOTS if s != "lunch")
+    return f"Day {n}:\nLunch: {lunch}\n{rest}"
+
+
+# -- travel: similarity -----------------------------------------------------------------------
 
 
 def test_prefix_leniency_the_shorter_string_bounds_both() -> None:
-    assert slot_sim("Subway", "Subway" + R) == 1.0
-    assert slot_sim("subway" + R + " ", "SUBWAY") == 1.0  # stripped and lowercased
+    assert similarity("Subway", "Subway" + R) == 1.0
+    assert similarity("subway" + R + " ", "SUBWAY") == 1.0  # stripped and lowercased
 
 
-def test_dash_rules() -> None:
-    assert slot_sim("-", "-") == 1.0
-    assert slot_sim("-", "Subway" + R) == 0.0  # compared on one character: "-" vs "s"
-    assert slot_sim("", "-") == 0.0  # an empty raw value never matches
-    assert slot_sim(None, "x") == 0.0
+def test_dash_empty_and_whitespace_rules() -> None:
+    assert similarity("-", "-") == 1.0
+    assert similarity("-", "Subway" + R) == 0.0  # compared on one character: "-" vs "s"
+    assert similarity("", "-") == 0.0  # an empty raw value never matches
+    assert similarity(None, "x") == 0.0
+    assert similarity("   ", "   ") == 0.0  # nothing left after strip: no match
 
 
 def test_the_pass_threshold_is_0_7() -> None:
-    assert slot_sim("abcd", "abxd") == pytest.approx(0.75)  # 2*3/8
-    assert slot_sim("abcd", "axyd") == pytest.approx(0.5)  # 2*2/8
+    assert similarity("abcd", "abxd") == pytest.approx(0.75)  # 2*3/8
+    assert similarity("abcd", "axyd") == pytest.approx(0.5)  # 2*2/8
 
 
-def test_a_missing_day_fails_the_person_and_a_missing_slot_counts_as_dash() -> None:
-    gt = as_plan([_day(1, lunch="Flying Mango" + R), _day(2)])
-    only_day_1 = as_plan([_day(1, lunch="Flying Mango" + R)])
-    assert not person_passes(gt, only_day_1)
-    sparse = {1: {"lunch": "Flying Mango" + R}, 2: {}}  # every other slot missing = "-"
-    assert person_passes(gt, sparse)
-    assert not person_passes(gt, {1: {"lunch": "Subway" + R}, 2: {}})
+# -- travel: reading the text -----------------------------------------------------------------
 
 
-def test_constraint_slots_and_person_sps() -> None:
-    base = as_plan([_day(1, lunch="Flying Mango" + R, dinner="Mirchievous" + R)])
-    gt = as_plan([_day(1, lunch="Nutri Punch" + R, dinner="Coco Bambu" + R)])
-    assert constraint_slots(gt, base) == [(1, "lunch"), (1, "dinner")]
-    half = as_plan([_day(1, lunch="Nutri Punch", dinner="Mirchievous" + R)])  # prefix passes
-    assert person_sps(gt, base, half) == 0.5
-    assert person_sps(gt, base, {}) == 0.0  # nothing submitted: both slots fail
+@pytest.mark.parametrize(
+    "day_line",
+    ["Day 1:", "Day1:", "**Day 1:**", "### Day 1:", "DAY 1:\nDay 1:", "Day 1: Current City: X"],
+)
+def test_a_day_starts_at_day_n_colon_anywhere(day_line: str) -> None:
+    [day] = parse_plan(f"{day_line}\nLunch: Nutri Punch{R}") or []
+    assert day["day"] == 1 and day["lunch"] == "Nutri Punch" + R
 
 
-def test_a_person_without_constraint_slots_is_skipped_in_sps() -> None:
-    base = as_plan([_day(1, lunch="Flying Mango" + R)])
-    assert person_sps(base, base, {}) is None
-    assert group_sps([None, 0.5, 1.0]) == 0.75
-    assert group_sps([None]) is None
+@pytest.mark.parametrize("text", ["day 1:\nLunch: x", "DAY 1:\nLunch: x", "Day 1 -\nLunch: x"])
+def test_other_day_lines_start_no_day(text: str) -> None:
+    assert parse_plan(text) is None
 
 
-def test_a_repeated_header_the_later_plan_wins() -> None:
-    first = render_plan("Eric", [_day(1, lunch="Subway" + R)])
-    second = render_plan("Eric", [_day(1, lunch="Nutri Punch" + R)])
-    other = render_plan("Emma", [_day(1, breakfast="Cafe Southall" + R)])
-    plans = parse_plans("\n".join([first, other, "some chatter", second]))
-    assert plans["Eric"][1]["lunch"] == "Nutri Punch" + R
-    assert plans["Emma"][1]["breakfast"] == "Cafe Southall" + R
-    assert set(plans) == {"Eric", "Emma"}
+def test_the_rest_of_the_day_line_is_a_field() -> None:
+    [day] = parse_plan("Day 2: Current City: Rockford\nDinner: -") or []
+    assert day == {"day": 2, "current_city": "Rockford", "dinner": "-"}
 
 
-def test_render_and_parse_round_trip_passes() -> None:
+def test_no_plan_and_the_token_limit_message_parse_to_none() -> None:
+    assert parse_plan("") is None and parse_plan("Max Token Length Exceeded.") is None
+
+
+def test_headers_split_anywhere_and_a_repeated_name_takes_the_later_section() -> None:
+    text = "Sure!\n=== Eric's Plan === (final)\nfirst\n=== Emma's Plan ===\nx\n"
+    text += "=== Eric's Plan ===\nsecond"
+    assert split_plans(text) == {"Eric": "second", "Emma": "x"}
+
+
+def test_the_name_is_i_am_x_at_the_start_of_the_question_else_person() -> None:
+    assert traveler_name("I am Eric. I'm joining Jennifer.") == "Eric"
+    assert traveler_name("Hello. I am Eric.") == "Person"
+
+
+def test_format_and_parse_round_trip_passes() -> None:
     days = [_day(1, lunch="Nutri Punch" + R), _day(2, accommodation="Park Side" + R)]
-    assert person_passes(as_plan(days), parse_plans(render_plan("Zoey", days))["Zoey"])
+    section = split_plans(format_plan("Zoey", days))["Zoey"]
+    assert person_passes(days, parse_plan(section))
 
 
-def test_shopping_reward_exact_match_and_no_purchase() -> None:
-    target = Product("B0FX000101", "Lumora 75 Inch 4K UHD Smart TV")
-    assert shopping_reward(Product("b0fx000101", "x"), target, ["75 inch"]) == 1.0
-    assert shopping_reward(None, target, ["75 inch"]) == 0.0
+# -- travel: passing ----------------------------------------------------------------------
 
 
-def test_shopping_reward_attribute_share_times_type_reward() -> None:
-    target = Product("B0FX000101", "Lumora 75 Inch 4K UHD Smart TV")
-    bought = Product("B0FX000102", "Vexon 75 Inch 4K LED TV, HDMI 2.0")
-    attrs = ["75 inch", "hdmi 2.1", "vesa 400x400"]
-    # name_sim = |{75, inch, 4k, tv}| / 7 > 0.2 -> r_type 1.0; one attribute of three
-    assert shopping_reward(bought, target, attrs) == pytest.approx(1 / 3)
-    long_target = Product("B0FX000103", "a b c d e f g h i j tv")  # 11 tokens
-    weak = Product("B0FX000104", "tv 75 inch")  # shares only "tv": 1/11 < 0.1 -> r_type 0.1
-    assert shopping_reward(weak, long_target, ["75 inch"]) == pytest.approx(0.1)
-    unrelated = Product("B0FX000105", "garden hose 75 inch")
-    assert shopping_reward(unrelated, target, ["75 inch"]) == pytest.approx(1.0)  # shares 75, inch
-    assert shopping_reward(Product("B0FX000106", "hose"), target, ["hose"]) == 0.0  # name_sim 0
+def test_a_missing_day_fails_and_a_missing_slot_counts_as_dash() -> None:
+    gold = [_day(1, lunch="Flying Mango" + R), _day(2)]
+    assert not person_passes(gold, [{"day": 1, "lunch": "Flying Mango" + R}])
+    assert person_passes(gold, [{"day": 1, "lunch": "Flying Mango" + R}, {"day": 2}])
+    assert not person_passes(gold, [{"day": 1, "lunch": "Subway" + R}, {"day": 2}])
+
+
+def test_the_first_of_repeated_days_counts() -> None:
+    gold = [_day(1, lunch="Nutri Punch" + R)]
+    first_wrong = parse_plan(_lines(1, "Subway" + R) + _lines(1, "Nutri Punch" + R))
+    first_right = parse_plan(_lines(1, "Nutri Punch" + R) + _lines(1, "Subway" + R))
+    assert not person_passes(gold, first_wrong) and person_passes(gold, first_right)
+
+
+def test_a_string_day_a_null_slot_and_an_empty_gold_plan_never_pass() -> None:
+    plan = parse_plan(_lines(1, "Nutri Punch" + R))
+    assert person_passes([_day(1, lunch="Nutri Punch" + R)], plan)
+    assert not person_passes([_day("1", lunch="Nutri Punch" + R)], plan)  # "1" is not 1
+    assert not person_passes([_day(1, lunch="Nutri Punch" + R, dinner=None)], plan)
+    assert not person_passes([], plan)
+
+
+def test_constraint_slots_skip_days_the_base_lacks() -> None:
+    base = [_day(1, lunch="Flying Mango" + R, dinner="Mirchievous" + R)]
+    gold = [_day(1, lunch="Nutri Punch" + R, dinner="Mirchievous" + R), _day(2, lunch="Subway")]
+    assert constraint_slots(gold, base) == {(1, "lunch")}
+
+
+def test_person_constraint_rate_and_the_group_skips_travelers_without_slots() -> None:
+    base = [_day(1, lunch="Flying Mango" + R, dinner="Mirchievous" + R)]
+    gold = [_day(1, lunch="Nutri Punch" + R, dinner="Coco Bambu" + R)]
+    half = format_plan("Eric", [_day(1, lunch="Nutri Punch", dinner="Mirchievous" + R)])
+    person = score_person("Eric", gold, base, split_plans(half)["Eric"])
+    assert (person.constraint_slots, person.constraint_passed, person.passed) == (2, 1, False)
+    assert score_person("Lily", base, base, "").constraint_rate is None
+    none = PersonScore("Lily", [], True, 0, 0)
+    assert GroupScore([person, none]).constraint_rate == 0.5
+    assert GroupScore([none]).constraint_rate is None
+
+
+def _row() -> dict[str, Any]:
+    base = [_day(1, lunch="Flying Mango" + R)]
+    return {
+        "base_person": {"name": "Jennifer", "query": "I am Jennifer.", "daily_plans": base},
+        "questions": ["I am Eric. Lunch elsewhere.", "I am Lily. Same as Jennifer."],
+        "answers": [[_day(1, lunch="Nutri Punch" + R)], base],
+    }
+
+
+def test_a_group_is_read_as_one_text_after_the_base_plan() -> None:
+    eric = format_plan("Eric", [_day(1, lunch="Nutri Punch" + R)])
+    lily = format_plan("Lily", [_day(1, lunch="Flying Mango" + R)])
+    chatty = f"Here is the plan you asked for.\n{eric}\nEnjoy the trip!"
+    assert score_group(_row(), [chatty, lily]).passed == [True, True]
+    # Without its header Lily's answer runs on in Eric's section, and Lily has none.
+    assert score_group(_row(), [eric, lily.split("\n", 1)[1]]).passed == [True, False]
+
+
+# -- shopping -----------------------------------------------------------------------------
+
+TV = Catalog.of(
+    [
+        {
+            "asin": "B0FX000101",
+            "name": "Lumora 75 Inch 4K UHD Smart TV",
+            "product_category": "E › TV",
+        },
+        {
+            "asin": "B0FX000102",
+            "name": "Vexon 75 Inch 4K TV, HDMI 2.1",
+            "product_category": "E › TV",
+        },
+        {"asin": "B0FX000103", "name": "garden hose", "product_category": "Garden"},
+        {"asin": "b0fx000101", "name": "a later entry", "product_category": "ignored"},
+    ]
+)
+
+
+def _step(bought: str | None, attrs: list[str], **price: Any) -> Step:
+    return Step("B0FX000101", attrs, bought, price.pop("paid", None), price or None)
+
+
+def test_the_target_lower_cased_scores_1_and_no_purchase_0() -> None:
+    assert step_reward(_step("b0fx000101", ["x"]), TV).reward == 1.0
+    assert step_reward(_step(None, ["75 inch"]), TV).reason == "no_purchase"
+    assert step_reward(_step("", ["75 inch"]), TV).reward == 0.0
+
+
+def test_a_non_target_with_every_attribute_succeeds_in_the_code_not_the_paper() -> None:
+    step = _step("B0FX000102", ["75 inch", "hdmi 2.1"])
+    code, paper = step_reward(step, TV), step_reward(step, TV, "paper")
+    assert code.reward == paper.reward == 1.0 and code.reason == "computed"
+    assert code.success and not paper.success
+
+
+def test_attribute_share_type_reward_and_unlisted_products() -> None:
+    partial = step_reward(_step("B0FX000102", ["75 inch", "hdmi 2.0", "vesa"]), TV)
+    assert partial.num_attr_matches == 1 and partial.reward == pytest.approx(1 / 3)
+    assert step_reward(_step("B0FX000103", ["hose"]), TV).r_type == 0.0  # no name overlap
+    assert step_reward(_step("B0ZZZZZZZZ", ["75 inch"]), TV).reward == 0.0  # no name at all
+
+
+@pytest.mark.parametrize("attribute", ["-", "", " ", "/"])
+def test_an_attribute_that_normalises_to_nothing_never_matches(attribute: str) -> None:
+    assert step_reward(_step("B0FX000102", ["75 inch", attribute]), TV).reward == 0.5
+
+
+def test_a_price_bound_adds_a_term() -> None:
+    inside = step_reward(_step("B0FX000102", ["75 inch", "vesa"], paid=250.0, price_upper=300), TV)
+    assert (inside.r_price, inside.reward) == (1.0, pytest.approx(2 / 3))
+    unpaid = step_reward(_step("B0FX000102", ["75 inch"], price_lower=10), TV)
+    assert (unpaid.r_price, unpaid.reward) == (0.0, 0.5)
+
+
+# -- formal and the aggregates --------------------------------------------------------------
 
 
 def test_formal_exact_match_normalises_latex() -> None:
@@ -128,9 +246,11 @@ def test_ps_sr_and_micro_ps() -> None:
     assert success_rate([[True, False], [False, True]], last_only=False) == 0.0
 
 
-def test_sr_at_k_with_unequal_task_lengths() -> None:
+def test_sr_at_k_cumulative_and_min_k_with_unequal_task_lengths() -> None:
     tasks = [[True, True, False], [True, False], [False, True, True, True]]
     assert sr_at_k(tasks) == pytest.approx([2 / 3, 2 / 3, 1 / 2, 1.0])
+    assert cumulative_passrate_at_k(tasks) == pytest.approx([2 / 3, 4 / 6, 5 / 8, 6 / 9])
+    assert min_k(tasks) == 2 and min_k([]) is None
 
 
 def test_nauc_and_drop_rate_on_a_known_curve() -> None:
@@ -147,8 +267,6 @@ def test_nauc_and_drop_rate_on_a_known_curve() -> None:
 
 
 def test_a_task_without_subtasks_is_refused_not_scored() -> None:
-    from flowstate_bench.arena.scoring import progress_score, success_rate
-
     with pytest.raises(ValueError, match="without subtasks"):
         progress_score([[], [True]])
     with pytest.raises(ValueError, match="without subtasks"):

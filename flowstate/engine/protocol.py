@@ -29,12 +29,9 @@ def protocol(
 ) -> str:
     """The protocol; without past requests (a namespace's first) in keyword lines, only what
     can be done then: nothing can be opened or superseded yet."""
-    k = limits.max_access_per_step
-    if reply_format is ReplyFormat.JSON:
-        body = _JSON
-    else:
-        body = _LINES if has_past else _FIRST_LINES
-    return body.format(k=k) + "\n" + _vocabulary()
+    lines = _LINES if has_past else _FIRST_LINES
+    body = _JSON if reply_format is ReplyFormat.JSON else lines
+    return body.format(k=limits.max_access_per_step) + "\n" + _vocabulary()
 
 
 _LINES = """Memory: the index lists past requests and their states. Reply in keyword lines, only \

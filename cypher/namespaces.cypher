@@ -1,6 +1,6 @@
 // Every namespace of the database with what it holds: requests, states, observations, action
-// decisions, drafts (interrupted requests), the last request seq handed out, and the writer
-// holding its lease now. The one query that spans namespaces: it is for the operator's
+// decisions, drafts (open requests), the last request seq handed out, and how many open
+// requests a live writer holds now. The one query that spans namespaces: it is for the operator's
 // `flowstate namespaces`, and returns counts and names only, never content.
 CALL () {
   MATCH (n:Request) WHERE n.namespace IS NOT NULL RETURN n.namespace AS ns, 'request' AS kind
@@ -15,6 +15,9 @@ CALL () {
   UNION ALL
   MATCH (n:Draft) WHERE n.namespace IS NOT NULL RETURN n.namespace AS ns, 'draft' AS kind
   UNION ALL
+  MATCH (n:Draft) WHERE n.namespace IS NOT NULL AND n.hold_expires > datetime()
+  RETURN n.namespace AS ns, 'held' AS kind
+  UNION ALL
   MATCH (n:Namespace) WHERE n.namespace IS NOT NULL RETURN n.namespace AS ns, 'counter' AS kind
 }
 WITH ns,
@@ -22,9 +25,9 @@ WITH ns,
      sum(CASE kind WHEN 'state' THEN 1 ELSE 0 END) AS states,
      sum(CASE kind WHEN 'observation' THEN 1 ELSE 0 END) AS observations,
      sum(CASE kind WHEN 'decision' THEN 1 ELSE 0 END) AS decisions,
-     sum(CASE kind WHEN 'draft' THEN 1 ELSE 0 END) AS drafts
+     sum(CASE kind WHEN 'draft' THEN 1 ELSE 0 END) AS drafts,
+     sum(CASE kind WHEN 'held' THEN 1 ELSE 0 END) AS held
 OPTIONAL MATCH (m:Namespace {namespace: ns})
 RETURN ns AS namespace, requests, states, observations, decisions, drafts,
-       coalesce(m.last_seq, 0) AS last_seq,
-       CASE WHEN m.lease_expires > datetime() THEN m.lease_owner END AS writer
+       coalesce(m.last_seq, 0) AS last_seq, held
 ORDER BY namespace

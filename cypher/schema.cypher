@@ -22,6 +22,10 @@ FOR (n:Draft) REQUIRE (n.namespace, n.request_id) IS UNIQUE;
 CREATE INDEX flowstate_request_seq IF NOT EXISTS
 FOR (n:Request) ON (n.namespace, n.seq);
 
+// Agents follow commits by number (requests may commit out of seq order).
+CREATE INDEX flowstate_request_commit IF NOT EXISTS
+FOR (n:Request) ON (n.namespace, n.commit_seq);
+
 CREATE INDEX flowstate_state_request IF NOT EXISTS
 FOR (n:State) ON (n.namespace, n.request_id);
 

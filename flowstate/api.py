@@ -19,7 +19,7 @@ from flowstate.engine.index import HistoricalIndex, RenderedIndex
 from flowstate.engine.session import Session
 from flowstate.engine.step import Approval
 from flowstate.engine.tools import Tool
-from flowstate.errors import UsageError
+from flowstate.errors import NotFoundError, UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.llm.scripted import ScriptedModel
 from flowstate.models.records import Request
@@ -28,6 +28,7 @@ from flowstate.safety.redaction import Redactor
 from flowstate.safety.retention import RetentionPolicy, apply_retention
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
+from flowstate.store.holds import OpenRequest
 
 
 class FlowState:
@@ -111,6 +112,31 @@ class FlowState:
         """A request driven by another agent loop (the host's model emits the steps): see
         `flowstate.engine.session`. Same rules, drafts and commit as `fs.agent(...).run`."""
         return Session.start(self.repository, text, config=config, approve=approve, redact=redact)
+
+    def pending(self) -> list[OpenRequest]:
+        """Every open request of the namespace: running now (`held`: a live writer holds it)
+        or interrupted (anyone may resume or discard it), with its holder, newest first."""
+        return self.repository.open_requests()
+
+    def chosen(self, request_id: str | None = None) -> str:
+        """The open request `resume` and `discard` act on: `request_id` (checked to be
+        open), or the only one no live writer holds; UsageError when none is, or several."""
+        if request_id is not None:
+            if self.repository.open_request(request_id) is None:
+                raise NotFoundError(
+                    f"request {request_id} is not open in namespace {self.namespace!r}"
+                )
+            return request_id
+        return self.repository.run(self._writer().chosen_plan(None))
+
+    def discard(self, request_id: str | None = None) -> str:
+        """Drop an interrupted request (chosen as by `chosen`): nothing of it is committed.
+        RequestHeld while a live writer runs it. Its id."""
+        return self._writer().discard(request_id)
+
+    def _writer(self) -> Agent:
+        """An agent without a model, for the writer's plans (discard, choosing a request)."""
+        return Agent(self.repository, None)
 
     def index(self, budget_tokens: int | None = None, model: str | None = None) -> RenderedIndex:
         """The Historical State Index exactly as an agent's prompt would show it."""

@@ -45,11 +45,39 @@ class StoreUnavailable(StoreError):
     """No Neo4j answered at the configured address."""
 
 
-class NamespaceBusy(FlowStateRuntimeError):
-    """Another writer holds the namespace's lease: one request at a time runs in a namespace.
+class ConflictError(UsageError):
+    """A request cannot commit as it is because of what another request committed first: it
+    supersedes a state that another request superseded meanwhile. `conflicts` holds
+    `(superseded state id, the newer state's id)` pairs; the model is told, and revises."""
 
-    `owner` names the holder (host:pid:tag), `expires` when its lease runs out unless renewed.
+    def __init__(self, message: str, conflicts: list[tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.conflicts = conflicts
+
+
+class RequestHeld(FlowStateRuntimeError):
+    """Another live writer holds this request (it is running it now), or took it over.
+
+    `request_id` names the request, `owner` the holder (host:pid:tag), `expires` when its hold
+    lapses unless renewed (then anyone may resume or discard the request).
     """
+
+    def __init__(
+        self,
+        message: str,
+        request_id: str | None = None,
+        owner: str | None = None,
+        expires: object = None,
+    ) -> None:
+        super().__init__(message)
+        self.request_id = request_id
+        self.owner = owner
+        self.expires = expires
+
+
+class NamespaceBusy(FlowStateRuntimeError):
+    """A namespace-wide change (forgetting all of it, an import) was refused because live
+    writers run requests there. `owner` names one holder, `expires` when its hold lapses."""
 
     def __init__(self, message: str, owner: str | None = None, expires: object = None) -> None:
         super().__init__(message)
@@ -62,4 +90,11 @@ class LocalServerError(FlowStateRuntimeError):
 
 
 class ModelError(FlowStateRuntimeError):
-    """The language model failed or kept returning output that could not be used."""
+    """The language model failed or kept returning output that could not be used.
+
+    `request_id` names the request it interrupted when that request is kept (it had done
+    something: resume or discard it); None when nothing was kept."""
+
+    def __init__(self, message: str, request_id: str | None = None) -> None:
+        super().__init__(message)
+        self.request_id = request_id

@@ -80,8 +80,6 @@ def forget(
       flowstate forget r3 -N demo --yes
       flowstate forget --all -N demo
     """
-    from flowstate.engine.lease import WriterLease
-    from flowstate.engine.step import AgentConfig
     from flowstate.models import ids
 
     if bool(record_id) == everything:
@@ -97,10 +95,8 @@ def forget(
         if not yes:
             confirm(f"Forget {what}? This cannot be undone")
         if everything:
-            # Held while deleting: a request that began while the prompt waited is refused
-            # (NamespaceBusy), and none can begin until the namespace is gone.
-            with WriterLease(repo, AgentConfig().lease_seconds):
-                counts = repo.forget_namespace()
+            # Refused (NamespaceBusy) when a request began while the prompt waited.
+            counts = repo.forget_namespace()
         elif ids.is_request_id(record_id or ""):
             counts = repo.forget_request(record_id or "")
         else:
@@ -114,19 +110,25 @@ def forget(
 
 def _whole_namespace(repo: Repository) -> str:
     """What `forget --all` would delete, refused while a request runs there."""
-    from flowstate.store.namespace_node import busy
+    from flowstate.errors import NamespaceBusy
 
-    lease = repo.lease()
-    if lease is not None:
-        raise busy(repo.namespace, lease)
+    open_requests = repo.open_requests()
+    running = [r for r in open_requests if r.held]
+    if running:
+        raise NamespaceBusy(
+            f"namespace {repo.namespace!r} is busy: writer {running[0].holder} runs request "
+            f"{running[0].request_id} there; wait until it ends",
+            owner=running[0].holder,
+            expires=running[0].expires,
+        )
     held = repo.counts()
-    draft = repo.load_draft()
     if held.nodes == 0 and repo.stamp().epoch is None:
         raise NotFoundError(f"namespace {repo.namespace!r} holds nothing to forget")
     requests = len(repo.history())
     parts = [f"{requests} request{'s' * (requests != 1)}"]
-    if draft is not None:
-        parts.append(f"the interrupted request {draft[0]}")
+    if open_requests:
+        names = ", ".join(r.request_id for r in open_requests)
+        parts.append(f"the interrupted request{'s' * (len(open_requests) != 1)} {names}")
     return f"namespace {repo.namespace!r} ({', '.join(parts)}; {held.nodes} nodes)"
 
 
@@ -209,8 +211,8 @@ def namespaces(as_json: bool) -> None:
     lines = [
         f"{n.namespace}  {n.requests} requests  {n.states} states  {n.observations} observations"
         f"  {n.decisions} decisions"
-        + (f"  {n.drafts} interrupted" if n.drafts else "")
-        + (f"  (running: {n.writer})" if n.writer else "")
+        + (f"  {n.drafts} open" if n.drafts else "")
+        + (f" ({n.held} running)" if n.held else "")
         for n in found
     ]
     emit(data, as_json, "\n".join(lines) or "No namespaces yet.")

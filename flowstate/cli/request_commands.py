@@ -110,21 +110,13 @@ def _report(result: RunResult, as_json: bool) -> None:
 
 
 def _failed(agent: Agent, namespace: str, model: str, error: ModelError) -> ModelError:
-    """What to tell after a model failure: a request that did nothing yet is not kept."""
-    from flowstate.models.active import ActiveState
-
-    draft = agent.repo.load_draft()
-    if draft is None:
+    """What to tell after a model failure: the agent keeps no request that did nothing yet."""
+    if error.request_id is None:
         return error
-    rid, payload = draft
-    try:
-        untouched = ActiveState.model_validate_json(payload).step == 0
-    except ValueError:
-        untouched = False
-    if untouched:
-        agent.discard()
-        return ModelError(f"{error}. Nothing was done, so request {rid} was not kept")
-    return ModelError(f"{error}. Request {rid} is kept: {_how_to_go_on(namespace, model)}")
+    return ModelError(
+        f"{error}. Request {error.request_id} is kept: {_how_to_go_on(namespace, model)}",
+        request_id=error.request_id,
+    )
 
 
 def _agent_options(fn):  # noqa: ANN001, ANN201
@@ -153,12 +145,6 @@ def run(
     check_model(model)  # before anything is written
     with open_memory(namespace) as fs:
         agent = _agent(fs, model, tools, max_steps)
-        interrupted = agent.pending()
-        if interrupted:
-            raise UsageError(
-                f"request {interrupted} of namespace {namespace!r} was interrupted: "
-                f"{_how_to_go_on(namespace, model)} (`flowstate pending -N {namespace}` shows it)"
-            )
         try:
             result = agent.run(text)
         except ModelError as e:
@@ -171,66 +157,54 @@ def run(
 @_JSON
 @fails_cleanly
 def pending(namespace: str, as_json: bool) -> None:
-    """Show the interrupted request of NAMESPACE, if any, and who is writing there now.
+    """Show the open requests of NAMESPACE: running now, or interrupted, and who holds them.
 
     \b
     Example:
       flowstate pending -N trips
     """
-    from flowstate.models.active import ActiveState
-
     with open_memory(namespace, read_only=True) as fs:
-        draft = fs.repository.load_draft()
-        lease = fs.repository.lease()
-    writer = None if lease is None else {"owner": lease.owner, "expires": lease.expires}
-    if draft is None:
-        emit(
-            {"pending": None, "writer": writer},
-            as_json,
-            _writer_line(writer) or (f"No interrupted request in namespace {namespace!r}."),
-        )
-        return
-    rid, payload = draft
-    data: dict[str, Any] = {"pending": {"request_id": rid}, "writer": writer}
-    try:
-        active = ActiveState.model_validate_json(payload)
-    except ValueError:
-        human = f"{rid}: interrupted (its draft cannot be read by this version; discard it)"
-    else:
-        ended = active.finish is not None
-        data["pending"] |= {
-            "text": active.text,
-            "steps": active.step,
-            "started_at": active.started_at.isoformat(),
-            "states": sorted(s.id for s in active.states.values()),
-            "ended_before_commit": ended,
+        found = fs.pending()
+    data = [
+        {
+            "request_id": r.request_id,
+            "holder": r.holder,
+            "held": r.held,
+            "hold_expires": r.expires.isoformat() if r.expires else None,
+            "steps": r.steps,
+            "text": r.text,
+            "updated_at": r.updated_at.isoformat() if r.updated_at else None,
         }
-        state = "ended, only its commit is missing" if ended else f"after step {active.step}"
-        human = (
-            f"{rid}: interrupted {state}; started {active.started_at:%Y-%m-%d %H:%M}, "
-            f"{len(active.states)} states so far\n  {active.text[:200]}"
-        )
-    line = _writer_line(writer)
-    emit(data, as_json, human + (f"\n{line}" if line else ""))
-
-
-def _writer_line(writer: dict[str, Any] | None) -> str:
-    if writer is None:
-        return ""
-    return f"Running now: writer {writer['owner']} (lease until {writer['expires']:%H:%M:%S} UTC)."
+        for r in found
+    ]
+    lines = [
+        f"{r.request_id}: "
+        + (f"running, held by {r.holder} until {r.expires:%H:%M:%S} UTC" if r.held and r.expires
+           else f"interrupted after step {r.steps} (last held by {r.holder})")
+        + f"\n  {r.text[:200]}"
+        for r in found
+    ]  # fmt: skip
+    emit(data, as_json, "\n".join(lines) or f"No open request in namespace {namespace!r}.")
 
 
 @click.command()
+@click.argument("request_id", required=False)
 @_agent_options
 @fails_cleanly
 def resume(
-    namespace: str, model: str, tools_spec: str | None, max_steps: int, as_json: bool
+    request_id: str | None,
+    namespace: str,
+    model: str,
+    tools_spec: str | None,
+    max_steps: int,
+    as_json: bool,
 ) -> None:
-    """Continue the interrupted request of NAMESPACE from its last saved step.
+    """Continue an interrupted request of NAMESPACE from its last saved step: REQUEST_ID, or
+    the only one nobody runs now.
 
     \b
     Example:
-      flowstate resume -N trips -m gpt-4o-mini --tools mytools:TOOLS
+      flowstate resume r3 -N trips -m gpt-4o-mini --tools mytools:TOOLS
     """
     from flowstate.llm.client import check_model
 
@@ -238,45 +212,32 @@ def resume(
     check_model(model)
     with open_memory(namespace) as fs:
         agent = _agent(fs, model, tools, max_steps)
-        if agent.pending() is None:
-            raise UsageError(f"no interrupted request in namespace {namespace!r}")
         try:
-            result = agent.resume()
+            result = agent.resume(request_id)
         except ModelError as e:
-            rid = agent.pending()
-            raise ModelError(
-                f"{e}. Request {rid} is still kept: {_how_to_go_on(namespace, model)}"
-            ) from e
+            raise _failed(agent, namespace, model, e) from e
     _report(result, as_json)
 
 
 @click.command()
+@click.argument("request_id", required=False)
 @namespace_option
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @_JSON
 @fails_cleanly
-def discard(namespace: str, yes: bool, as_json: bool) -> None:
-    """Drop the interrupted request of NAMESPACE; nothing of it was committed.
+def discard(request_id: str | None, namespace: str, yes: bool, as_json: bool) -> None:
+    """Drop an interrupted request of NAMESPACE (REQUEST_ID, or the only one nobody runs now);
+    nothing of it was committed. Never one a live writer is running.
 
     \b
     Example:
-      flowstate discard -N trips --yes
+      flowstate discard r3 -N trips --yes
     """
-    from flowstate.engine.lease import WriterLease
-    from flowstate.engine.step import AgentConfig
-
     with open_memory(namespace) as fs:
-        draft = fs.repository.load_draft()
-        if draft is None:
-            raise UsageError(f"no interrupted request in namespace {namespace!r}")
+        chosen = fs.chosen(request_id)
         if not yes:
-            confirm(
-                f"Discard interrupted request {draft[0]} of {namespace!r}? This cannot be undone"
-            )
-        # Under the writer lease, as an agent's discard(): never from under a running request.
-        with WriterLease(fs.repository, AgentConfig().lease_seconds):
-            fs.repository.discard_draft(draft[0])
-        dropped = draft[0]
+            confirm(f"Discard interrupted request {chosen} of {namespace!r}? This cannot be undone")
+        dropped = fs.discard(chosen)
     emit({"discarded": dropped}, as_json, f"Discarded request {dropped} of {namespace!r}.")
 
 

@@ -9,6 +9,7 @@ and the commit, so a crashed process can `resume()` or `discard()` the interrupt
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -26,16 +27,17 @@ from flowstate.engine.driver import (
     StepDriver,
     approver_outcome,
 )
+from flowstate.engine.hold import RequestHold
 from flowstate.engine.index import HistoricalIndex
-from flowstate.engine.lease import WriterLease
 from flowstate.engine.step import AgentConfig
 from flowstate.engine.tools import Tool
-from flowstate.errors import UsageError
+from flowstate.errors import FlowStateError, ModelError, StoreError, UsageError
 from flowstate.llm.client import Completion, ModelClient
 from flowstate.models.active import ActiveState
 from flowstate.models.records import Relation
 from flowstate.models.step import StepOutput
 from flowstate.safety.redaction import Redactor
+from flowstate.store.holds import OpenRequest
 from flowstate.store.repository import Repository
 
 __all__ = ["Agent", "AgentConfig", "RunResult"]
@@ -72,23 +74,21 @@ class Agent(AgentCore[Repository]):
                 f"tool(s) {', '.join(asynchronous)} are async (async def): "
                 "use `await agent.arun(...)` on an AsyncAgent (AsyncFlowState)"
             )
-        with self.lease():
-            return self._drive(self.driver(self.begin(text), Start.NEW))
+        return self._drive(self.driver(self.begin(text), Start.NEW))
 
-    def pending(self) -> str | None:
-        """The id of an interrupted request of this namespace, if there is one."""
-        draft = self.repo.load_draft()
-        return draft[0] if draft else None
+    def pending(self) -> list[OpenRequest]:
+        """Every open request of this namespace (running or interrupted), with its holder."""
+        return self.repo.run(self.pending_plan())
 
-    def resume(self) -> RunResult:
-        """Continue an interrupted request from its last saved step."""
-        with self.lease():
-            return self._drive(self.resumed(self.repo.load_draft()))
+    def resume(self, request_id: str | None = None) -> RunResult:
+        """Continue an interrupted request from its last saved step: `request_id`, or this
+        agent's own one, or the only one no live writer holds."""
+        return self._drive(self.repo.run(self.resume_plan(request_id)))
 
-    def discard(self) -> str | None:
-        """Drop an interrupted request; nothing of it was committed. Returns its id."""
-        with self.lease():  # never from under a request that another process is running
-            return self.repo.run(self.discard_plan())
+    def discard(self, request_id: str | None = None) -> str:
+        """Drop an interrupted request (chosen as by `resume`); nothing of it was committed.
+        Never one another live writer is running. Its id."""
+        return self.repo.run(self.discard_plan(request_id))
 
     def begin(self, text: str) -> ActiveState:
         """Check a new request and give it the next id (a session begins with it too)."""
@@ -102,22 +102,29 @@ class Agent(AgentCore[Repository]):
         """Perform one of the driver's Neo4j commands (a session calls it too)."""
         return self.repo.run(self.store_plan(command))
 
-    def lease(self) -> WriterLease:
-        """The namespace's writer lease for this agent (held while a request runs)."""
-        return WriterLease(self.repo, self.config.lease_seconds, self.writer)
+    def hold(self, request_id: str) -> RequestHold:
+        """This agent's hold on a request it runs, renewed while the request runs."""
+        return RequestHold(self.repo, request_id, self.writer, self.config.hold_seconds)
 
     def _drive(self, driver: StepDriver) -> RunResult:
-        with self.keeping_inflight(driver):
-            command = driver.start()
-            while not isinstance(command, Done):
-                command = driver.send(self._perform(command))
+        rid = driver.active.request_id
+        try:
+            with self.hold(rid), self.keeping_inflight(driver):
+                command = driver.start()
+                while not isinstance(command, Done):
+                    command = driver.send(self._perform(command, driver))
+        except ModelError as e:
+            if e.request_id is None:  # nothing was done: nothing is kept
+                with contextlib.suppress(FlowStateError):
+                    self.repo.run(self.ops.discard_draft(rid, owner=self.writer))
+            raise
         self.refresh_index(command.bundle.relations)
         return command.result
 
-    def _perform(self, command: Command) -> Any:
+    def _perform(self, command: Command, driver: StepDriver) -> Any:
         """Do what the driver asked, synchronously; return what came of it."""
         if isinstance(command, CallModel):
-            return self._call_model(command)
+            return self._call_model(command, driver)
         if isinstance(command, Approve):
             assert self.approve is not None  # the rules refuse consequential calls without one
             return approver_outcome(self.approve, command.approval)
@@ -127,10 +134,11 @@ class Agent(AgentCore[Repository]):
             return self.stepped(command.active)
         return self.store_command(command)
 
-    def _call_model(self, command: CallModel) -> Completion[StepOutput]:
-        """The model call, with the last step's draft saved meanwhile in a thread (write-behind):
-        the save is joined before the reply is acted on, and its failure wins over the reply
-        (which is kept for resume)."""
+    def _call_model(self, command: CallModel, driver: StepDriver) -> Completion[StepOutput]:
+        """The model call; meanwhile, in a thread, the last step's draft is saved
+        (write-behind) and the index brought up to date for the next prompt (others may have
+        committed). Both are joined before the reply is acted on; a failed save wins over the
+        reply (which is kept for resume)."""
         prompt = self.prompt_for(command)
         messages = prompt.messages()  # rendered once, as sent
         reply, self.unsaved_reply = self.unsaved_reply, None
@@ -138,16 +146,21 @@ class Agent(AgentCore[Repository]):
             with self.keeping_reply(reply):
                 if command.save is not None:
                     self.store_command(command.save)
-        elif command.save is None:
+            return self.called(prompt, reply)
+        upkeep = _Background(self._between_steps, command)
+        try:
             reply = self.client.complete(messages, command.reply)
-        else:
-            saving = _Background(self.store_command, command.save)
-            try:
-                reply = self.client.complete(messages, command.reply)
-            finally:
-                with self.keeping_reply(reply):
-                    saving.join()
+        finally:
+            with self.keeping_reply(reply):
+                upkeep.join()
+        driver.update_index(self.index.render(driver.active.text))
         return self.called(prompt, reply)
+
+    def _between_steps(self, command: CallModel) -> None:
+        if command.save is not None:
+            self.store_command(command.save)
+        with contextlib.suppress(StoreError):  # stale for a step; the save says if Neo4j is gone
+            self.refresh_index()
 
 
 class _Background:

@@ -14,6 +14,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from flowstate.engine.driver import (
     CallModel,
+    CheckCited,
     CheckCommitted,
     Command,
     Commit,
@@ -24,11 +25,12 @@ from flowstate.engine.driver import (
     Start,
     StepDriver,
 )
+from flowstate.engine.hold import dead_here
 from flowstate.engine.index import HistoricalIndex
 from flowstate.engine.prompt import Prompt
 from flowstate.engine.step import AgentConfig, Approval, StepLogic
 from flowstate.engine.tools import Tool
-from flowstate.errors import NotFoundError, StoreError, UsageError
+from flowstate.errors import ConflictError, ModelError, NotFoundError, StoreError, UsageError
 from flowstate.llm.client import Completion, ModelClient
 from flowstate.models import ids
 from flowstate.models.active import ActiveState
@@ -41,6 +43,7 @@ from flowstate.models.records import (
 )
 from flowstate.models.step import StepOutput
 from flowstate.safety.redaction import Redactor
+from flowstate.store.holds import OpenRequest
 from flowstate.store.namespace_node import Stamp, writer_id
 from flowstate.store.ops import Ops
 from flowstate.store.plans import Plan
@@ -90,7 +93,7 @@ class AgentCore(Generic[R]):
         self.on_call: CallHook | None = None
         self.prompt_processors: list[PromptProcessor] = []
         self.reply_processors: list[ReplyProcessor] = []
-        # One writer per namespace: this agent's name in the lease (host:pid:tag).
+        # This agent's name on the requests it holds (host:pid:tag).
         self.writer = writer_id()
         # The request in flight when the database failed: resume() continues from it, so a
         # step that could not be saved is not lost with the connection.
@@ -103,7 +106,6 @@ class AgentCore(Generic[R]):
         self._saved_request: str | None = None
         self.index = HistoricalIndex((), self.config.index_budget_tokens, self._model_name)
         self._stamp: Stamp | None = None  # None: the index was never loaded
-        self._last_seq = 0
 
     @property
     def approve(self) -> Approver | None:
@@ -123,14 +125,8 @@ class AgentCore(Generic[R]):
     # -- plans the shells run -----------------------------------------------------------------
 
     def begin_plan(self, text: str) -> Plan[ActiveState]:
-        """Check a new request and give it the next id."""
+        """Check a new request and give it the next id (its first draft save holds it)."""
         _check_text(text)
-        interrupted = yield from self.ops.load_draft()
-        if interrupted:
-            raise UsageError(
-                f"request {interrupted[0]} of namespace {self.ops.namespace!r} was interrupted; "
-                "resume() or discard() it first"
-            )
         yield from self.refresh_plan()
         yield from self.index.load_matching(self.ops, text)
         seq = yield from self.ops.allocate_request_seq()  # never handed out again
@@ -143,41 +139,105 @@ class AgentCore(Generic[R]):
         return active
 
     def refresh_plan(self, relations: Iterable[Relation] = ()) -> Plan[None]:
-        """Append requests committed since the last look (ours or another process's); load
-        the index when something was forgotten or expired meanwhile (the stamp changed), or
-        the first time. The stamp is read first: a later forget is never missed."""
+        """Append the requests committed since the last look (ours or another process's, in
+        any order of seq) and mark what they supersede; load the index when something was
+        forgotten, expired or imported meanwhile, or the first time. The stamp is read first:
+        a later change is never missed."""
         stamp = yield from self.ops.stamp()
-        if stamp != self._stamp:
+        seen = self._stamp
+        if seen is None or not stamp.same_content(seen):
             budget = self.config.index_budget_tokens
             index = yield from HistoricalIndex.loading(self.ops, budget, self._model_name)
             self.adopt(index, stamp)
             return
-        new = yield from self.ops.index(from_seq=self._last_seq + 1)
-        rels = list(relations)
-        for entry in new:
-            self.index.apply_commit(entry, rels)
-            self._last_seq = max(self._last_seq, entry.seq)
+        if stamp.committed <= seen.committed:
+            return
+        own = list(relations)
+        for entry, supersedes in (yield from self.ops.index_since(seen.committed)):
+            self.index.apply_commit(entry, [*own, *supersedes])
+        self._stamp = stamp
 
     def adopt(self, index: HistoricalIndex, stamp: Stamp) -> None:
         """Use `index`, as loaded when the namespace had `stamp`."""
         self.index, self._stamp = index, stamp
-        self._last_seq = max((r.seq for r in index.requests), default=0)
 
-    def discard_plan(self) -> Plan[str | None]:
-        """Drop the interrupted request's draft; its id, or None when there was none."""
-        draft = yield from self.ops.load_draft()
-        if draft is None:
-            return None
-        yield from self.ops.discard_draft(draft[0])
-        self._inflight = self.unsaved_reply = None
-        return draft[0]
+    def pending_plan(self) -> Plan[list[OpenRequest]]:
+        """Every open request of the namespace (running or interrupted), with its holder."""
+        return (yield from self.ops.open_requests())
+
+    def take_plan(self, request_id: str) -> Plan[str]:
+        """Hold `request_id` for this agent: its payload. Granted when its hold lapsed, this
+        agent holds it, or its holder is a process of this host that exited."""
+        found = yield from self.ops.open_request(request_id)
+        dead = found.holder if found is not None and dead_here(found.holder) else None
+        hold_s = self.config.hold_seconds
+        return (yield from self.ops.take_over(request_id, self.writer, hold_s, dead=dead))
+
+    def chosen_plan(self, request_id: str | None) -> Plan[str]:
+        """The open request meant: `request_id`, this agent's own one cut short by a database
+        failure, or the only one no live writer holds (UsageError when none is, or several)."""
+        if request_id is not None:
+            return request_id
+        if self._inflight is not None:
+            return self._inflight.request_id
+        free = [
+            r
+            for r in (yield from self.ops.open_requests())
+            if not r.held or r.holder == self.writer or dead_here(r.holder)
+        ]
+        namespace = self.ops.namespace
+        if not free:
+            raise UsageError(f"no interrupted request in namespace {namespace!r}")
+        if len(free) > 1:
+            names = ", ".join(r.request_id for r in free)
+            raise UsageError(
+                f"namespace {namespace!r} has several interrupted requests ({names}): name one"
+            )
+        return free[0].request_id
+
+    def resume_plan(self, request_id: str | None = None) -> Plan[StepDriver]:
+        """The driver that continues an open request: this process's own Active State when
+        the database failed under it, else the request's draft, taken over."""
+        rid = yield from self.chosen_plan(request_id)
+        inflight, self._inflight = self._inflight, None
+        if inflight is not None and inflight.request_id == rid:
+            found = yield from self.ops.open_request(rid)
+            # Its draft saved once and now gone, not ended: another writer discarded or
+            # finished it. (An ended request's draft goes when its commit landed
+            # unacknowledged; the driver checks that one.)
+            if found is None and inflight.finish is None and self._saved_request == rid:
+                self.unsaved_reply = None
+                raise UsageError(
+                    f"request {rid} was discarded or finished by another writer while this "
+                    "process was cut off from Neo4j (its draft is gone); nothing of it is "
+                    "resumed here"
+                )
+            if found is not None:
+                yield from self.take_plan(rid)  # held again (it may have lapsed meanwhile)
+            return self.driver(inflight, Start.INFLIGHT)  # newer than any draft it saved
+        self.unsaved_reply = None  # it answered an Active State dropped here
+        payload = yield from self.take_plan(rid)
+        return self.driver(ActiveState.model_validate_json(payload), Start.DRAFT)
+
+    def discard_plan(self, request_id: str | None = None) -> Plan[str]:
+        """Drop an open request (this agent's, or one whose hold lapsed): nothing of it is
+        committed. Its id."""
+        rid = yield from self.chosen_plan(request_id)
+        yield from self.take_plan(rid)
+        yield from self.ops.discard_draft(rid, owner=self.writer)
+        if self._inflight is not None and self._inflight.request_id == rid:
+            self._inflight = self.unsaved_reply = None
+        return rid
 
     def store_plan(self, command: Command) -> Plan[Any]:
         """The Neo4j work of one driver command; what it returns is sent to the driver."""
         if isinstance(command, SaveDraft):
-            lease_s = self.config.lease_seconds
             yield from self.ops.save_draft(
-                command.request_id, command.payload, owner=self.writer, lease_s=lease_s
+                command.request_id,
+                command.payload,
+                owner=self.writer,
+                hold_s=self.config.hold_seconds,
+                first=command.first,
             )
             self._saved_request = command.request_id
             return None
@@ -185,12 +245,13 @@ class AgentCore(Generic[R]):
             return (yield from self._reveal(command))
         if isinstance(command, Commit):
             try:
-                # One transaction; it also deletes the draft. Only while this agent holds the lease.
-                bundle, lease_s = command.bundle, self.config.lease_seconds
-                yield from self.ops.commit(bundle, owner=self.writer, lease_s=lease_s)
-            except NotFoundError as refused:
+                # One transaction; it also deletes the draft. Only while this agent holds it.
+                yield from self.ops.commit(command.bundle, owner=self.writer)
+            except (NotFoundError, ConflictError) as refused:
                 return refused
             return None
+        if isinstance(command, CheckCited):
+            return (yield from self._stale(command.request_id, command.state_ids))
         if isinstance(command, FindMissing):
             _, missing = yield from _each(self.ops.reveal, sorted(command.state_ids))
             return set(missing)
@@ -202,6 +263,16 @@ class AgentCore(Generic[R]):
             except NotFoundError:
                 return None
         raise TypeError(f"unknown driver command {command!r}")
+
+    def _stale(self, request_id: str, cited: list[str]) -> Plan[dict[str, str]]:
+        """Which cited past states are superseded or gone now, as committed."""
+        past = [c for c in cited if ids.is_state_id(c) and ids.request_of(c) != request_id]
+        found, missing = yield from _each(self.ops.reveal, past)
+        stale = {m: "was forgotten" for m in missing}
+        for rev in found:
+            if rev.superseded_by:
+                stale[rev.state.id] = f"is superseded by {', '.join(rev.superseded_by)}"
+        return stale
 
     def _reveal(self, command: Reveal) -> Plan[Revealed]:
         states, missing = yield from _each(self.ops.reveal, command.states)
@@ -222,28 +293,6 @@ class AgentCore(Generic[R]):
 
     # -- shared by the shells -----------------------------------------------------------------
 
-    def resumed(self, draft: tuple[str, str] | None) -> StepDriver:
-        """The driver that continues the interrupted request (this process's own Active State
-        when the database failed under it, else the saved draft)."""
-        inflight, self._inflight = self._inflight, None
-        if inflight is not None and (draft is None or draft[0] == inflight.request_id):
-            # Its draft saved once and now gone, not ended: another writer discarded or
-            # finished it. (An ended request's draft goes when its commit landed
-            # unacknowledged; the driver checks that one.)
-            saved = self._saved_request == inflight.request_id
-            if draft is None and inflight.finish is None and saved:
-                self.unsaved_reply = None
-                raise UsageError(
-                    f"request {inflight.request_id} was discarded or finished by another "
-                    "writer while this process was cut off from Neo4j (its draft is gone); "
-                    "nothing of it is resumed here"
-                )
-            return self.driver(inflight, Start.INFLIGHT)  # newer than any draft it saved
-        self.unsaved_reply = None  # it answered the Active State dropped here
-        if draft is None:
-            raise UsageError(f"no interrupted request in namespace {self.ops.namespace!r}")
-        return self.driver(ActiveState.model_validate_json(draft[1]), Start.DRAFT)
-
     def driver(self, active: ActiveState, start: Start) -> StepDriver:
         """The request's driver, with the index as rendered for this request's text."""
         index = self.index.render(active.text)
@@ -251,12 +300,19 @@ class AgentCore(Generic[R]):
 
     @contextmanager
     def keeping_inflight(self, driver: StepDriver) -> Iterator[None]:
-        """On a database failure, keep the driver's Active State for resume()."""
+        """On a database failure, keep the driver's Active State for resume(). On a model
+        failure, say which request is kept (ModelError.request_id), or that none was: the
+        shell drops a request that did not get past its first call."""
         try:
             yield
         except StoreError:
             self._inflight = driver.active
             raise
+        except ModelError as e:
+            active = driver.active
+            if active.step == 0 and active.finish is None:
+                raise ModelError(f"{e}. Nothing was done, so no request was kept") from e
+            raise ModelError(str(e), request_id=active.request_id) from e
 
     @contextmanager
     def keeping_reply(self, reply: Completion[StepOutput] | None) -> Iterator[None]:

@@ -29,12 +29,13 @@ from flowstate.engine.driver import (
     StepDriver,
     approver_outcome,
 )
-from flowstate.engine.lease import AsyncWriterLease
-from flowstate.errors import FlowStateError
+from flowstate.engine.hold import AsyncRequestHold
+from flowstate.errors import FlowStateError, ModelError, StoreError
 from flowstate.llm.client import Completion
 from flowstate.models.records import Relation
 from flowstate.models.step import StepOutput
 from flowstate.store.async_repository import AsyncRepository
+from flowstate.store.holds import OpenRequest
 
 
 class AsyncAgent(AgentCore[AsyncRepository]):
@@ -44,44 +45,48 @@ class AsyncAgent(AgentCore[AsyncRepository]):
 
     async def arun(self, text: str) -> RunResult:
         """Run one request to its end and commit what it created."""
-        async with self.lease():
-            active = await self.repo.run(self.begin_plan(text))
-            return await self._drive(self.driver(active, Start.NEW))
+        active = await self.repo.run(self.begin_plan(text))
+        return await self._drive(self.driver(active, Start.NEW))
 
-    async def apending(self) -> str | None:
-        """The id of an interrupted request of this namespace, if there is one."""
-        draft = await self.repo.load_draft()
-        return draft[0] if draft else None
+    async def apending(self) -> list[OpenRequest]:
+        """Every open request of this namespace (running or interrupted), with its holder."""
+        return await self.repo.run(self.pending_plan())
 
-    async def aresume(self) -> RunResult:
-        """Continue an interrupted request from its last saved step."""
-        async with self.lease():
-            return await self._drive(self.resumed(await self.repo.load_draft()))
+    async def aresume(self, request_id: str | None = None) -> RunResult:
+        """Continue an interrupted request from its last saved step (see `Agent.resume`)."""
+        return await self._drive(await self.repo.run(self.resume_plan(request_id)))
 
-    async def adiscard(self) -> str | None:
-        """Drop an interrupted request; nothing of it was committed. Returns its id."""
-        async with self.lease():
-            return await self.repo.run(self.discard_plan())
+    async def adiscard(self, request_id: str | None = None) -> str:
+        """Drop an interrupted request (see `Agent.discard`); its id."""
+        return await self.repo.run(self.discard_plan(request_id))
 
     async def refresh_index(self, relations: Iterable[Relation] = ()) -> None:
         """Bring the index up to date (see `AgentCore.refresh_plan`)."""
         await self.repo.run(self.refresh_plan(relations))
 
-    def lease(self) -> AsyncWriterLease:
-        """The namespace's writer lease for this agent (held while a request runs)."""
-        return AsyncWriterLease(self.repo, self.config.lease_seconds, self.writer)
+    def hold(self, request_id: str) -> AsyncRequestHold:
+        """This agent's hold on a request it runs, renewed while the request runs."""
+        return AsyncRequestHold(self.repo, request_id, self.writer, self.config.hold_seconds)
 
     async def _drive(self, driver: StepDriver) -> RunResult:
-        with self.keeping_inflight(driver):
-            command = driver.start()
-            while not isinstance(command, Done):
-                command = driver.send(await self._perform(command))
+        rid = driver.active.request_id
+        try:
+            async with self.hold(rid):
+                with self.keeping_inflight(driver):
+                    command = driver.start()
+                    while not isinstance(command, Done):
+                        command = driver.send(await self._perform(command, driver))
+        except ModelError as e:
+            if e.request_id is None:  # nothing was done: nothing is kept
+                with contextlib.suppress(FlowStateError):
+                    await self.repo.run(self.ops.discard_draft(rid, owner=self.writer))
+            raise
         await self.refresh_index(command.bundle.relations)
         return command.result
 
-    async def _perform(self, command: Command) -> Any:
+    async def _perform(self, command: Command, driver: StepDriver) -> Any:
         if isinstance(command, CallModel):
-            return await self._call_model(command)
+            return await self._call_model(command, driver)
         if isinstance(command, Approve):
             assert self.approve is not None
             if not inspect.iscoroutinefunction(self.approve):  # may block (a terminal prompt)
@@ -98,9 +103,9 @@ class AsyncAgent(AgentCore[AsyncRepository]):
             return self.stepped(command.active)
         return await self.repo.run(self.store_plan(command))
 
-    async def _call_model(self, command: CallModel) -> Completion[StepOutput]:
-        """The model call, with the last step's draft saved meanwhile by a task (write-behind);
-        see `Agent._call_model`."""
+    async def _call_model(self, command: CallModel, driver: StepDriver) -> Completion[StepOutput]:
+        """The model call, with the last step's draft saved and the index brought up to date
+        meanwhile by a task (write-behind); see `Agent._call_model`."""
         prompt = self.prompt_for(command)
         messages = prompt.messages()  # rendered once, as sent
         reply, self.unsaved_reply = self.unsaved_reply, None
@@ -108,23 +113,28 @@ class AsyncAgent(AgentCore[AsyncRepository]):
             with self.keeping_reply(reply):
                 if command.save is not None:
                     await self.repo.run(self.store_plan(command.save))
-        elif command.save is None:
+            return self.called(prompt, reply)
+        upkeep = asyncio.ensure_future(self._between_steps(command))
+        try:
             reply = await self.client.acomplete(messages, command.reply)
-        else:
-            saving = asyncio.ensure_future(self.repo.run(self.store_plan(command.save)))
-            try:
-                reply = await self.client.acomplete(messages, command.reply)
-            except asyncio.CancelledError:
-                # Cancelled: the save goes too (its transaction rolls back), so that it cannot
-                # land after a resume has committed the request.
-                saving.cancel()
-                with contextlib.suppress(asyncio.CancelledError, FlowStateError):
-                    await saving
-                raise
-            except BaseException:
-                with self.keeping_reply(None):  # the draft is durable even when the call failed
-                    await saving
-                raise
-            with self.keeping_reply(reply):
-                await saving  # (a cancellation here cancels the save with it)
+        except asyncio.CancelledError:
+            # Cancelled: the save goes too (its transaction rolls back), so that it cannot
+            # land after a resume has committed the request.
+            upkeep.cancel()
+            with contextlib.suppress(asyncio.CancelledError, FlowStateError):
+                await upkeep
+            raise
+        except BaseException:
+            with self.keeping_reply(None):  # the draft is durable even when the call failed
+                await upkeep
+            raise
+        with self.keeping_reply(reply):
+            await upkeep  # (a cancellation here cancels the save with it)
+        driver.update_index(self.index.render(driver.active.text))
         return self.called(prompt, reply)
+
+    async def _between_steps(self, command: CallModel) -> None:
+        if command.save is not None:
+            await self.repo.run(self.store_plan(command.save))
+        with contextlib.suppress(StoreError):  # stale for a step; the save says if Neo4j is gone
+            await self.refresh_index()

@@ -14,6 +14,7 @@ from flowstate.models.records import (
     Request,
     RequestBundle,
 )
+from flowstate.models.vocab import RelationType
 
 MAX_DROPPED_NOTES = 50  # on the request node; the rest are counted in one more note
 
@@ -126,3 +127,21 @@ def without_dangling(bundle: RequestBundle, gone: Iterable[str]) -> RequestBundl
     return bundle.model_copy(
         update={"request": request, "relations": relations, "decisions": decisions}
     )
+
+
+def without_conflicts(bundle: RequestBundle, conflicts: Iterable[tuple[str, str]]) -> RequestBundle:
+    """The bundle without its SUPERSEDES of states another request superseded first (each drop
+    noted on the request): for a request with no step left to revise its delta in."""
+    newer = dict(conflicts)
+    notes = list(bundle.request.dropped or [])
+    relations = []
+    for rel in bundle.relations:
+        if rel.type is RelationType.SUPERSEDES and rel.target in newer:
+            notes.append(
+                f"relation {rel.source} SUPERSEDES {rel.target}: {rel.target} was superseded by "
+                f"{newer[rel.target]} (another request) before the commit"
+            )
+        else:
+            relations.append(rel)
+    request = bundle.request.model_copy(update={"dropped": notes[-MAX_DROPPED_NOTES:]})
+    return bundle.model_copy(update={"request": request, "relations": relations})

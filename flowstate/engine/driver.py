@@ -11,10 +11,14 @@ fix lands in every shell at once.
         command = driver.send(perform(command))     # the shell's I/O
     result = command.result
 
-One step: `CallModel` -> (`Approve`) -> (`SaveDraft`, `RunTool`) -> (`Reveal`) -> `Progress`,
-and the next `CallModel` carries the step's draft. The end: `SaveDraft` (with how the request
-ended) -> `Commit` (-> `FindMissing` -> `Commit` when another process forgot a past state it
-cites) -> `Progress` -> `Done`. The draft is saved before every tool call (write-ahead), so a
+One step: `CallModel` -> (`CheckCited`, `Approve`) -> (`SaveDraft`, `RunTool`) -> (`Reveal`)
+-> `Progress`, and the next `CallModel` carries the step's draft. The end: `SaveDraft` (with
+how the request ended) -> `Commit` (-> `FindMissing` -> `Commit` when another process forgot
+a past state it cites) -> `Progress` -> `Done`; a commit refused because another request
+superseded first a state this one supersedes goes back to the model instead, which hears why
+at its next step. Between steps the shell may hand the driver a fresher index
+(`update_index`, other requests committed meanwhile): the next prompt shows it, and says which
+opened states it marks stale. The draft is saved before every tool call (write-ahead), so a
 crash mid-call is known, and with the finish before the commit, so a crash in the commit needs
 no model call again. Between steps it is saved while the model is called (write-behind): only
 the reveal stays on the critical path.
@@ -23,190 +27,66 @@ the reveal stays on the critical path.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
-from enum import Enum
-from functools import cached_property, partial
+from functools import partial
 from typing import Any
 
-from flowstate.engine.commit import bundle_of, past_references, without_dangling
+from flowstate.engine.commands import (
+    Approve,
+    CallModel,
+    CheckCited,
+    CheckCommitted,
+    Command,
+    Commit,
+    Done,
+    FindMissing,
+    Progress,
+    Reveal,
+    Revealed,
+    RunResult,
+    RunTool,
+    SaveDraft,
+    Start,
+)
+from flowstate.engine.commit import (
+    bundle_of,
+    past_references,
+    without_conflicts,
+    without_dangling,
+)
 from flowstate.engine.index import RenderedIndex
-from flowstate.engine.prompt import Message, Prompt, build_prompt
+from flowstate.engine.prompt import Prompt, build_prompt
 from flowstate.engine.protocol import ReplyFormat
 from flowstate.engine.report import Rejection, RejectionKind, StepReport
 from flowstate.engine.step import Approval, StepLogic, StepVerdict
-from flowstate.engine.tools import Tool, ToolResult
-from flowstate.errors import FlowStateError, NotFoundError
+from flowstate.engine.tools import ToolResult
+from flowstate.errors import ConflictError, FlowStateError, NotFoundError
 from flowstate.llm.client import Completion, TextFormat
 from flowstate.llm.step_lines import STEP_LINES
 from flowstate.models import ids
 from flowstate.models.active import ActiveState, Finish
-from flowstate.models.records import (
-    Observation,
-    Outcome,
-    Request,
-    RequestBundle,
-    Usage,
-    utcnow,
-)
+from flowstate.models.records import Request, RequestBundle, Usage, utcnow
 from flowstate.models.step import StepOutput
-from flowstate.models.views import IndexState, RevealedState
 from flowstate.safety.redaction import Redactor, redact_active, redact_bundle
 
-# --- what the shell is told to do ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CallModel:
-    """Ask for the next step: send back the model's `Completion[StepOutput]`, or a host's
-    `StepOutput` itself (a host's model wrote it; no prompt is needed, so none is built).
-
-    With `save`, the draft of the step that just ended is saved while the model thinks
-    (write-behind): the shell may start it before the call and must have it durable before
-    it sends the completion back, so that no tool runs and nothing commits ahead of it. A
-    failed save is raised instead of the completion; the same agent keeps the completion and
-    acts on it at resume (a new process resumes from the older draft and asks again).
-    """
-
-    build: Callable[[], Prompt] = field(repr=False)
-    save: SaveDraft | None = None
-    # What the shell passes as the schema: the step lines (the prompt describes them, nothing
-    # is sent beside it) or the JSON step object (its schema is sent).
-    reply: type[StepOutput] | TextFormat[StepOutput] = STEP_LINES
-
-    @cached_property
-    def prompt(self) -> Prompt:
-        """The step's prompt, built on first use from the Active State as it is now."""
-        return self.build()
-
-    @property
-    def messages(self) -> list[Message]:
-        return self.prompt.messages()
-
-
-@dataclass(frozen=True)
-class SaveDraft:
-    """Persist the Active State (already redacted and serialized); send back None."""
-
-    request_id: str
-    payload: str
-
-
-@dataclass(frozen=True)
-class Approve:
-    """Ask the approver about a consequential call; send back whatever it returned, or the
-    exception it raised (only exactly True approves)."""
-
-    approval: Approval
-
-
-@dataclass(frozen=True)
-class RunTool:
-    """Run the tool; send back its `ToolResult` (a tool's failure is one, never an error)."""
-
-    tool: Tool
-    arguments: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Reveal:
-    """Fetch what the model asked to open; send back a `Revealed` (missing ids listed)."""
-
-    states: list[str]
-    requests: list[str]
-    observations: list[str]
-
-
-@dataclass(frozen=True)
-class Commit:
-    """Commit the bundle in one transaction (it deletes the draft); send back None, or the
-    `NotFoundError` the store raised when a past state it references is gone."""
-
-    bundle: RequestBundle
-
-
-@dataclass(frozen=True)
-class FindMissing:
-    """Which of these past state ids no longer exist; send back that set."""
-
-    state_ids: frozenset[str]
-
-
-@dataclass(frozen=True)
-class CheckCommitted:
-    """The request as committed, if it already is (a lost acknowledgement); send back the
-    `Request`, or None."""
-
-    request_id: str
-
-
-@dataclass(frozen=True)
-class Progress:
-    """A step ended (the last one too, after its commit); call the shell's hook, send None."""
-
-    active: ActiveState
-    report: StepReport
-
-
-@dataclass(frozen=True)
-class Done:
-    result: RunResult
-    bundle: RequestBundle  # as committed: the shell updates its index from it
-
-
-Command = (
-    CallModel
-    | SaveDraft
-    | Approve
-    | RunTool
-    | Reveal
-    | Commit
-    | FindMissing
-    | CheckCommitted
-    | Progress
-    | Done
-)
-
-
-@dataclass(frozen=True)
-class Revealed:
-    """What a `Reveal` found; ids forgotten since they were shown are in `missing`."""
-
-    states: list[RevealedState] = field(default_factory=list)
-    requests: dict[str, list[IndexState]] = field(default_factory=dict)
-    observations: list[Observation] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """What one request produced."""
-
-    request_id: str
-    answer: str
-    outcome: Outcome
-    steps: int
-    usage: Usage
-    calls: list[Usage]  # one per model call, in order
-    states_added: list[str]
-    revealed: list[str]  # past state ids opened during the request
-    rejections: int  # how many rule violations or parse failures the model was told about
-    error: str | None = None  # why the request failed, when it did
-    observations: list[Observation] = field(default_factory=list, repr=False)  # all, cited or not
-    # What the commit left out because another process forgot it meanwhile, and why (also on
-    # the request node as `dropped`).
-    dropped: list[str] = field(default_factory=list)
-
-
-class Start(Enum):
-    """Where a driver picks a request up."""
-
-    NEW = "new"  # just begun: its first draft is not saved yet
-    DRAFT = "draft"  # reloaded from the saved draft of a process that stopped
-    INFLIGHT = "inflight"  # this process's own Active State (after the database failed, or a
-    # host's next step): saved with its first model call
-
-
-# --- the machine -----------------------------------------------------------------------------
+__all__ = [
+    "Approve",
+    "CallModel",
+    "CheckCited",
+    "CheckCommitted",
+    "Command",
+    "Commit",
+    "Done",
+    "FindMissing",
+    "Progress",
+    "Reveal",
+    "Revealed",
+    "RunResult",
+    "RunTool",
+    "SaveDraft",
+    "Start",
+    "StepDriver",
+    "approver_outcome",
+]
 
 
 class StepDriver:
@@ -228,6 +108,7 @@ class StepDriver:
         # A step ended whose draft rides along with the next model call; picked up in memory
         # after a database failure, the draft on record may be older than the Active State.
         self._unsaved = start is Start.INFLIGHT
+        self._fresher: RenderedIndex | None = None  # an index for the next prompt
         self._steps = self._run(start)
         self._started = False
 
@@ -244,6 +125,11 @@ class StepDriver:
             raise FlowStateError("start() the driver first")
         return self._advance(outcome)
 
+    def update_index(self, index: RenderedIndex) -> None:
+        """The index as it is now (others committed since): the next prompt shows it. The
+        step under way keeps the index its prompt showed, which its rules check against."""
+        self._fresher = index
+
     def _advance(self, outcome: Any) -> Command:
         try:
             return self._steps.send(outcome)
@@ -256,7 +142,7 @@ class StepDriver:
     def _run(self, start: Start) -> Generator[Command, Any, Done]:
         active = self.active
         if start is Start.NEW:
-            yield self._save()
+            yield self._save(first=True)
             if active.pending_access:  # prefetched: visible from the first call
                 yield from self._open(StepReport(0))
                 self._unsaved = True  # saved with the first call, revealed states and all
@@ -264,7 +150,9 @@ class StepDriver:
             self.logic.interrupted(active)  # a parked call may have run: say so, never repeat
         if active.finish is not None:  # ended before; only its commit failed
             ended = StepReport(active.step)
-            return (yield from self._finish(_verdict(active.finish), ended, retry=True))
+            done = yield from self._finish(_verdict(active.finish), ended, retry=True)
+            if done is not None:
+                return done
         if active.pending_call is not None or active.pending_access:
             # A step the database cut short: its parked call never ran (the save before it
             # failed) and what it asked to open was not fetched. Finish it before going on.
@@ -275,14 +163,21 @@ class StepDriver:
             shown = self.index  # the index this step's prompt shows and its rules check
             save, self._unsaved = (self._save() if self._unsaved else None), False
             answer = yield CallModel(partial(self._prompt, shown), save, self._reply)
+            host = isinstance(answer, StepOutput)
+            # A host's step comes with no prompt of ours: its model saw the index as it is now.
+            notices = self._take_fresher() if host else []
+            shown = self.index if host else shown
             completion = _host_step(answer) if isinstance(answer, StepOutput) else answer
             vis = self.logic.visibility(active, shown)
             verdict, report = self.logic.absorb(active, completion, vis)
+            self._tell([*notices, *([] if host else self._take_fresher())], report)
             if verdict.done:
-                return (yield from self._finish(verdict, report))
+                done = yield from self._finish(verdict, report)
+                if done is not None:
+                    return done
+                continue
             if verdict.approval is not None:
-                approved = yield Approve(verdict.approval)
-                self.logic.decide(active, verdict.approval, approved, report)
+                yield from self._approve(verdict.approval, report)
             yield from self._act(report)
             yield from self._after_step(report)
 
@@ -301,6 +196,39 @@ class StepDriver:
             config.recent_observations,
             config.reply_format,
         )
+
+    def _take_fresher(self) -> list[str]:
+        """Switch to the index the shell brought, for the next prompt; what it says of states
+        this request opened or relates to that others superseded meanwhile."""
+        fresher, self._fresher = self._fresher, None
+        if fresher is None:
+            return []
+        before = self.index.superseded
+        self.index = fresher
+        active = self.active
+        mine = {r.target for r in active.relations} | set(active.revealed)
+        return [
+            f"{old}, which this request opened or relates to, was superseded by {new} "
+            "(committed by another request meanwhile): open it before relying on it"
+            for old, new in fresher.superseded.items()
+            if old in mine and before.get(old) != new and ids.request_of(new) != active.request_id
+        ]
+
+    def _tell(self, notices: list[str], report: StepReport) -> None:
+        for message in notices:
+            report.rejections.append(Rejection(RejectionKind.STALE, message))
+            self.active.rejections.append(message)
+
+    def _approve(self, asked: Approval, report: StepReport) -> Generator[Command, Any, None]:
+        """The guard's last check, on what is committed now (others may have superseded or
+        forgotten a cited state since it was opened), then the approver."""
+        cites = list(asked.cites)
+        stale: dict[str, str] = (yield CheckCited(asked.request_id, cites)) if cites else {}
+        if stale:
+            self.logic.stale_cites(self.active, asked, stale, report)
+            return
+        approved = yield Approve(asked)
+        self.logic.decide(self.active, asked, approved, report)
 
     def _act(self, report: StepReport) -> Generator[Command, Any, None]:
         """Save the step before its tool runs (write-ahead), then run it."""
@@ -350,7 +278,9 @@ class StepDriver:
 
     def _finish(
         self, verdict: StepVerdict, report: StepReport, retry: bool = False
-    ) -> Generator[Command, Any, Done]:
+    ) -> Generator[Command, Any, Done | None]:
+        """Commit the request as it ended; None when the commit was refused for a conflict
+        with another request's commit (the model is told, and the request goes on)."""
         active = self.active
         # Kept on the Active State first: if the commit fails, a resume commits this verdict
         # instead of asking the model for an answer it already gave.
@@ -369,29 +299,51 @@ class StepDriver:
             # Saved with how it ended first: a crash in the commit resumes to this commit,
             # without asking the model again.
             yield self._save()
-            bundle = yield from self._commit(bundle)
+            committed = yield from self._commit(bundle)
+            if isinstance(committed, ConflictError):
+                self._reopen(committed, report)
+                return None
+            bundle = committed
         dropped = (landed or bundle.request).dropped or []
         report.done = True
         yield Progress(active, report)
         return Done(self._result(verdict, bundle, dropped), bundle)
 
-    def _commit(self, bundle: RequestBundle) -> Generator[Command, Any, RequestBundle]:
+    def _reopen(self, conflict: ConflictError, report: StepReport) -> None:
+        """A commit refused for a conflict: the request goes on, and the model hears why."""
+        active = self.active
+        active.finish = None
+        message = f"final answer held back: {conflict}"
+        report.rejections.append(Rejection(RejectionKind.CONFLICT, message))
+        active.rejections = [*active.rejections, message]
+        active.rejected_total += 1
+        self._unsaved = True
+
+    def _commit(
+        self, bundle: RequestBundle
+    ) -> Generator[Command, Any, RequestBundle | ConflictError]:
         """Commit; when another process forgot (or expired) a past state the request relates
         to or cites meanwhile, drop those references, say so on the request, and commit the
-        rest. Each retry has fewer references, so this ends; it never loops over resume()."""
+        rest. Each retry has fewer references, so this ends; it never loops over resume().
+        A conflict with another request's commit is handed back."""
         while True:
-            refused: NotFoundError | None = yield Commit(bundle)
+            refused: NotFoundError | ConflictError | None = yield Commit(bundle)
             if refused is None:
                 return bundle
+            if isinstance(refused, ConflictError):
+                if self.active.step < self.logic.config.max_steps:
+                    return refused  # the model revises its delta at its next step
+                bundle = without_conflicts(bundle, refused.conflicts)  # no step left
+                continue
             gone: set[str] = yield FindMissing(frozenset(past_references(bundle)))
             if not gone:
                 raise refused
             bundle = without_dangling(bundle, gone)
 
-    def _save(self) -> SaveDraft:
+    def _save(self, first: bool = False) -> SaveDraft:
         active = self.active
         stored = redact_active(active, self.redact) if self.redact else active
-        return SaveDraft(active.request_id, stored.model_dump_json())
+        return SaveDraft(active.request_id, stored.model_dump_json(), first)
 
     def _result(self, verdict: StepVerdict, bundle: RequestBundle, dropped: list[str]) -> RunResult:
         active = self.active

@@ -15,8 +15,8 @@ a request, the most recent. The text is always in request order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from flowstate.engine.relevance import rank_words, state_text, words
@@ -50,6 +50,8 @@ class RenderedIndex:
     collapsed: frozenset[str]  # request ids shown as one line or inside the folded range
     state_ids: frozenset[str]  # state ids listed in full
     folded: tuple[str, str] | None = None  # first and last request id of the folded range
+    # Listed states that a newer state supersedes, and by which: the stale ones.
+    superseded: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def within_budget(self) -> bool:
@@ -253,7 +255,8 @@ class HistoricalIndex:
         listed = frozenset(s.id for s in shown)
         listed |= {s.superseded_by for s in shown if s.superseded_by}
         span = (order[0].id, order[folded - 1].id) if folded else None
-        return RenderedIndex(text, tokens, self.budget, frozenset(collapsed), listed, span)
+        stale = {s.id: s.superseded_by for s in shown if s.superseded_by}
+        return RenderedIndex(text, tokens, self.budget, frozenset(collapsed), listed, span, stale)
 
     def _pinned(self, matched: list[str]) -> list[str]:
         """The matching requests listed in full whatever else folds, best first, as many as

@@ -27,6 +27,8 @@ class RejectionKind(StrEnum):
     ANSWER_HELD = "answer_held"  # a final answer held back because its delta was refused
     MISSING = "missing"  # an id forgotten by another process since it was shown
     INTERRUPTED = "interrupted"  # a call cut by a crash: whether it ran is unknown
+    STALE = "stale"  # a state the request opened or relates to was superseded by another request
+    CONFLICT = "conflict"  # the commit was refused: another request superseded the same state
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ and the commit are exactly the agent loop's:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +36,7 @@ from flowstate.engine.driver import (
     StepDriver,
     approver_outcome,
 )
-from flowstate.engine.lease import WriterLease
+from flowstate.engine.hold import RequestHold
 from flowstate.engine.report import RejectionKind, StepReport
 from flowstate.engine.step import AgentConfig, Approval
 from flowstate.engine.tools import Tool, ToolResult, bounded
@@ -95,12 +96,14 @@ class Session:
         agent: Agent,
         active: ActiveState,
         approve: Callable[[Approval], Any] | None,
-        lease: WriterLease,
     ) -> None:
         self._agent = agent
         self.active = active
         self._approve = approve
-        self._lease: WriterLease | None = lease
+        self._hold: RequestHold | None = agent.hold(active.request_id).__enter__()
+        # A session dropped without commit or discard stops renewing its hold when it is
+        # collected, so the request's hold lapses and another writer may pick it up.
+        weakref.finalize(self, self._hold.stop)
         self._result: RunResult | None = None
         self._host_output: ToolResult | None = None
         self._saved: str | None = None  # the draft as last saved, so it is not saved again
@@ -122,14 +125,15 @@ class Session:
         approve: Callable[[Approval], Any] | None = None,
         redact: Redactor[Any] | None = None,
     ) -> Session:
-        """Begin a request in `repo`'s namespace: the writer lease is held (and renewed) until
-        it is committed or discarded, and its first draft is saved."""
-        agent, lease = _leased_agent(repo, config, approve, redact)
+        """Begin a request in `repo`'s namespace, held by this session (and renewed) until it
+        is committed, discarded or left; its first draft is saved. Other requests may run in
+        the namespace at the same time."""
+        agent = _host_agent(repo, config, approve, redact)
+        session = cls(agent, agent.begin(text), approve)
         try:
-            session = cls(agent, agent.begin(text), approve, lease)
             session._begin()
         except BaseException:
-            lease.__exit__(None, None, None)
+            session._release()
             raise
         return session
 
@@ -144,30 +148,26 @@ class Session:
         redact: Redactor[Any] | None = None,
     ) -> Session:
         """Pick the open request `request_id` up from its saved draft (after the process that
-        drove it stopped, e.g. a restarted MCP server), holding the writer lease again. A step
-        the process was in the middle of is finished as an agent's `resume()` finishes it."""
-        agent, lease = _leased_agent(repo, config, approve, redact)
+        drove it stopped, e.g. a restarted MCP server), holding it: RequestHeld while another
+        live writer holds it. A step the process was in the middle of is finished as an
+        agent's `resume()` finishes it."""
+        agent = _host_agent(repo, config, approve, redact)
+        payload = repo.run(agent.take_plan(request_id))
+        session = cls(agent, ActiveState.model_validate_json(payload), approve)
         try:
-            draft = repo.load_draft()
-            if draft is None or draft[0] != request_id:
-                open_id = f"the open request is {draft[0]}" if draft else "none is open"
-                raise UsageError(
-                    f"request {request_id} has no draft in namespace {repo.namespace!r} ({open_id})"
-                )
-            active = ActiveState.model_validate_json(draft[1])
-            session = cls(agent, active, approve, lease)
             session._open(Start.DRAFT)
-            session._finished_on_pickup = session._result is not None
         except BaseException:
-            lease.__exit__(None, None, None)
+            session._release()
             raise
+        session._finished_on_pickup = session._result is not None
         return session
 
     def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        """Leaving the block without a commit keeps the draft (resume or discard it later)."""
+        """Leaving the block without a commit keeps the draft (resume or discard it later,
+        from here or from another process: its hold lapses now)."""
         self._release()
 
     @property
@@ -180,7 +180,9 @@ class Session:
         return self._result is not None or self._discarded
 
     def index(self) -> str:
-        """The Historical State Index, exactly as an agent's prompt shows it."""
+        """The Historical State Index, exactly as an agent's prompt shows it (brought up to
+        date first: others may have committed since)."""
+        self._refresh()
         return self._agent.index.render(self.active.text).text
 
     def record(self, delta: Sequence[dict[str, Any]]) -> Recorded:
@@ -246,15 +248,16 @@ class Session:
     def discard(self) -> str | None:
         """Drop the request; nothing of it is committed."""
         self._closed()
+        gone = self._agent.discard(self.request_id)
         self._release()
         self._discarded = True
         self._driver = self._waiting = None
-        return self._agent.discard()
+        return gone
 
     def _release(self) -> None:
-        if self._lease is not None:
-            lease, self._lease = self._lease, None
-            lease.__exit__(None, None, None)
+        if self._hold is not None:
+            hold, self._hold = self._hold, None
+            hold.__exit__(None, None, None)
 
     # -- the shell ----------------------------------------------------------------------------
 
@@ -296,6 +299,7 @@ class Session:
                 report = self._open(Start.INFLIGHT)
                 if self._result is not None:  # it finished the end kept from before
                     return report
+            self._refresh()
             report = self._advance(self._send(step))
         except StoreError:
             self._driver = self._waiting = None
@@ -303,6 +307,13 @@ class Session:
                 self.active = before
             raise
         return report
+
+    def _refresh(self) -> None:
+        """The index as it is now (others may have committed since the last call)."""
+        agent = self._agent
+        agent.refresh_index()
+        if self._driver is not None:
+            self._driver.update_index(agent.index.render(self.active.text))
 
     def _begin(self) -> None:
         self._open(Start.NEW)
@@ -361,16 +372,14 @@ class Session:
             raise UsageError(f"request {self.request_id} was discarded; begin a new one")
 
 
-def _leased_agent(
+def _host_agent(
     repo: Repository,
     config: AgentConfig | None,
     approve: Callable[[Approval], Any] | None,
     redact: Redactor[Any] | None,
-) -> tuple[Agent, WriterLease]:
-    """A session's agent (no model: the host's steps come in as they are; the guard's rules
-    always on) and its entered lease."""
+) -> Agent:
+    """A session's agent: no model (the host's steps come in as they are), the guard's rules
+    always on."""
     agent = Agent(repo, None, (), config or SESSION_CONFIG, redact=redact)
     agent.approve = approve or _host_approves
-    lease = agent.lease()
-    lease.__enter__()
-    return agent, lease
+    return agent

@@ -8,13 +8,19 @@ to record is lost.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flowstate.engine.guard import (
+    canonical,
+    committed_supersessions,
+    decision_of,
+    described,
+    guard_refusal,
+)
 from flowstate.engine.index import DEFAULT_BUDGET_TOKENS, RenderedIndex
 from flowstate.engine.protocol import ReplyFormat
 from flowstate.engine.report import Rejection, RejectionKind, StepReport, shortened, told_back
@@ -23,9 +29,8 @@ from flowstate.errors import FlowStateError
 from flowstate.llm.client import Completion
 from flowstate.models import ids
 from flowstate.models.active import ActiveState, StepRecord
-from flowstate.models.records import ActionDecision, Observation, Outcome, utcnow
+from flowstate.models.records import Observation, Outcome, utcnow
 from flowstate.models.step import FinalAnswer, StepOutput, ToolCall
-from flowstate.models.vocab import RelationType
 from flowstate.rules import Limits, Visibility, apply_delta, check_access, check_delta
 
 
@@ -38,8 +43,9 @@ class AgentConfig(BaseModel):
     max_malformed: int = Field(3, ge=1, description="unusable outputs in a row before failing")
     index_budget_tokens: int = Field(DEFAULT_BUDGET_TOKENS, ge=50)
     recent_observations: int = Field(3, ge=0)
-    # How long the namespace's writer lease lasts unless renewed (it is, while a request runs).
-    lease_seconds: int = Field(60, ge=5, le=86_400)
+    # How long a writer's hold on the request it runs lasts unless renewed (it is, while the
+    # request runs); once lapsed, another writer may resume or discard the request.
+    hold_seconds: int = Field(60, ge=5, le=86_400)
     limits: Limits = Limits()
     # How the model writes its step: keyword lines described in the protocol (no schema sent),
     # or the JSON step object with its schema sent as `response_format`.
@@ -97,6 +103,7 @@ class StepLogic:
             relation_ends=frozenset(active.relation_ends()),
             observations=frozenset(active.observations),
             opened_observations=frozenset(active.opened_observations),
+            superseded=committed_supersessions(active, index),
         )
 
     def absorb(
@@ -230,7 +237,7 @@ class StepLogic:
             )
             return None
         if tool.consequential:
-            refusal, cited = self._guard(active, call)
+            refusal, cited = guard_refusal(active, call, self.has_approver)
             # Nobody is asked to approve a call that could not run as given.
             refusal = refusal or tool.invalid(dict(call.arguments))
             if refusal is not None:
@@ -251,7 +258,7 @@ class StepLogic:
         if call is None:
             raise FlowStateError("no parked call awaits an approval")
         if answer is True:
-            report.decision = self._decision(active, call, asked.cites, None)
+            report.decision = decision_of(active, call, asked.cites, None)
             return
         if isinstance(answer, BaseException):
             refusal = (
@@ -278,13 +285,13 @@ class StepLogic:
         report: StepReport,
     ) -> None:
         refusal = shortened(refusal)
-        report.decision = self._decision(active, call, cited, refusal)
+        report.decision = decision_of(active, call, cited, refusal)
         report.rejections.append(Rejection(RejectionKind.GUARD, refusal))
         active.log.append(
             StepRecord(
                 step=active.step,
                 cites=call.cites,
-                action=f"{_described(call)} REFUSED: {refusal}",
+                action=f"{described(call)} REFUSED: {refusal}",
             )
         )
 
@@ -298,12 +305,12 @@ class StepLogic:
             request_id=active.request_id,
             step=active.step,
             tool=call.name,
-            arguments=_canonical(call.arguments),
+            arguments=canonical(call.arguments),
             output=result.output,
             is_error=result.is_error,
         )
         active.log.append(
-            StepRecord(step=active.step, action=_described(call), observation=oid, cites=call.cites)
+            StepRecord(step=active.step, action=described(call), observation=oid, cites=call.cites)
         )
         return oid
 
@@ -314,7 +321,7 @@ class StepLogic:
         if call is None:
             return
         note = (
-            f"{_described(call)} was interrupted when the process stopped; whether it ran "
+            f"{described(call)} was interrupted when the process stopped; whether it ran "
             "is unknown. Check before repeating it"
         )
         active.log.append(
@@ -322,69 +329,21 @@ class StepLogic:
         )
         active.rejections.append(note)
 
-    def _guard(self, active: ActiveState, call: ToolCall) -> tuple[str | None, list[str]]:
-        """Why a consequential call may not run (None when it may go to the approver), and
-        the states it cites that are in the Active State."""
-        known = {s.id for s in active.states.values()} | set(active.revealed)
-        cited = [c for c in dict.fromkeys(call.cites) if c in known]
-        unknown = [c for c in call.cites if c not in known]
-        newer = superseded(active)
-        stale = [f"{c} (SUPERSEDED by {', '.join(sorted(newer[c]))})" for c in cited if c in newer]
-        if not call.cites:
-            return (
-                f"{call.name} is consequential: cite the states it relies on in "
-                "action.cites (state ids of this request or revealed ones)"
-            ), cited
-        if unknown:
-            return (
-                f"{call.name}: cited ids are not in the Active State: {', '.join(unknown)}"
-            ), cited
-        if stale:
-            return (
-                f"{call.name}: cited states are stale: {'; '.join(stale)}; cite the current ones"
-            ), cited
-        if not self.has_approver:
-            return f"{call.name} is consequential and no approver is configured: denied", cited
-        return None, cited
-
-    def _decision(
-        self, active: ActiveState, call: ToolCall, cited: list[str], refusal: str | None
-    ) -> ActionDecision:
-        """Every consequential call that reached the guard is recorded, approved or not."""
-        decision = ActionDecision(
-            namespace=active.namespace,
-            request_id=active.request_id,
-            step=active.step,
-            id=ids.decision_id(active.request_id, len(active.decisions) + 1),
-            tool=call.name,
-            arguments=_canonical(call.arguments),
-            cites=cited,
-            approved=refusal is None,
-            reason=refusal or "approved",
+    def stale_cites(
+        self, active: ActiveState, asked: Approval, stale: dict[str, str], report: StepReport
+    ) -> None:
+        """Refuse the parked consequential call: states it cites went stale meanwhile
+        (another process superseded or forgot them after they were opened)."""
+        call = active.pending_call
+        if call is None:
+            raise FlowStateError("no parked call awaits the guard")
+        active.pending_call = None
+        why = "; ".join(f"{cited} {reason}" for cited, reason in sorted(stale.items()))
+        refusal = (
+            f"{asked.tool}: cited states changed since they were opened: {why} (committed "
+            "by another process); open the current states and cite them"
         )
-        active.decisions.append(decision)
-        return decision
-
-
-def superseded(active: ActiveState) -> dict[str, set[str]]:
-    """Which visible states are stale, and by what: SUPERSEDES edges of revealed states (either
-    end, as committed) and those this request added, to past states or to its own."""
-    newer: dict[str, set[str]] = {}
-    for rev in active.revealed.values():
-        for rel in rev.relations:
-            if rel.type == RelationType.SUPERSEDES.value:
-                pair = (rev.state.id, rel.other)
-                old, new = pair if rel.direction == "in" else pair[::-1]
-                newer.setdefault(old, set()).add(new)
-    for relation in active.relations:
-        if relation.type is RelationType.SUPERSEDES:
-            newer.setdefault(relation.target, set()).add(relation.source)
-    return newer
-
-
-def _described(call: ToolCall) -> str:
-    return f"{call.name}({_canonical(call.arguments)})"
-
-
-def _canonical(arguments: dict[str, Any]) -> str:
-    return json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str)
+        told = len(report.rejections)
+        self._refuse(active, call, asked.cites, refusal, report)
+        active.rejections.extend(told_back(report.rejections[told:]))
+        active.rejected_total += len(report.rejections) - told

@@ -1,5 +1,6 @@
-"""The request a server has open. The protocol is stateless, so every call names its request
-id; one writer per namespace means at most one request is open at a time."""
+"""The requests a server has open. The protocol is stateless, so every call names its request
+id; any number of requests may be open in a namespace at once (from this server, other
+servers and other writers), each held by the writer that runs it."""
 
 from __future__ import annotations
 
@@ -8,16 +9,18 @@ import time
 from collections.abc import Callable
 
 from flowstate.engine.session import Session
-from flowstate.errors import UsageError
+from flowstate.errors import RequestHeld, UsageError
 from flowstate.store import Repository
 from flowstate.store.codec import check_id
+from flowstate.store.namespace_node import writer_id
 
 
-class OpenRequest:
-    """The open request (if any) of the server's namespace, with its idle expiry.
+class OpenRequests:
+    """This server's open sessions, by request id, each with its idle expiry.
 
     Calls are serialised by one lock: a session is one request's step sequence, never two
-    steps at once. A draft left by a server that stopped is picked up by its id.
+    steps at once. A request left by a server that stopped is picked up by its id once its
+    hold has lapsed (a live server's request is never taken from it).
     """
 
     def __init__(
@@ -27,26 +30,14 @@ class OpenRequest:
         self.ttl_s = ttl_s
         self.lock = threading.RLock()
         self._clock = clock
-        self._session: Session | None = None
-        self._touched = clock()
-        self._orphan: tuple[str, float] | None = None  # a stopped server's draft, first seen
+        self._sessions: dict[str, Session] = {}
+        self._touched: dict[str, float] = {}
         self._expired: dict[str, float] = {}  # request ids discarded for idling, and when
+        self.writer = writer_id()  # the name this server discards lapsed requests under
 
     def begin(self, text: str) -> Session:
         with self.lock:
             self.expire()
-            if self._session is not None:
-                raise UsageError(
-                    f"request {self._session.request_id} is open: memory_commit or "
-                    "memory_discard it first (one request at a time per namespace)"
-                )
-            draft = self.repo.load_draft()
-            if draft is not None:  # left by a server that stopped
-                raise UsageError(
-                    f"request {draft[0]} was left open by a server that stopped: "
-                    f"memory_commit or memory_discard it (request_id {draft[0]}) first; any "
-                    "call with its id picks it up where it was"
-                )
             return self._keep(Session.start(self.repo, text))
 
     def get(self, request_id: str) -> Session:
@@ -54,7 +45,7 @@ class OpenRequest:
         check_id("request", request_id)
         with self.lock:
             self.expire()
-            session = self._session
+            session = self._sessions.get(request_id)
             if session is None:
                 if request_id in self._expired:
                     raise UsageError(
@@ -62,61 +53,70 @@ class OpenRequest:
                         "call (the server's --draft-ttl); nothing of it was committed: "
                         "memory_begin again"
                     )
-                session = Session.resume(self.repo, request_id)
+                session = self._pick_up(request_id)
                 if session.closed:  # its commit, cut by the stop, was finished on pick-up
                     return session
                 self._keep(session)
-            elif session.request_id != request_id:
-                raise UsageError(
-                    f"request {request_id} is not open; the open request is {session.request_id}"
-                )
-            self._touched = self._clock()
+            self._touched[request_id] = self._clock()
             return session
-
-    def current(self) -> Session | None:
-        with self.lock:
-            self.expire()
-            return self._session
 
     def close(self, request_id: str) -> None:
         """Forget the session after its commit or discard (or a failed step that closed it)."""
         with self.lock:
-            if self._session is not None and self._session.request_id == request_id:
-                self._session = None
+            self._sessions.pop(request_id, None)
+            self._touched.pop(request_id, None)
 
-    def expire(self) -> str | None:
-        """Discard the open request if nobody touched it for `ttl_s`; its id if so. A draft
-        of a stopped server counts as touched when this one first saw it."""
+    def expire(self) -> list[str]:
+        """Discard the requests nobody touched for `ttl_s`: this server's idle sessions, and
+        requests whose hold lapsed (their writer stopped) and whose draft was last saved that
+        long ago by the server's clock. Their ids."""
         with self.lock:
             now = self._clock()
-            if self._session is not None and self._session.closed:
-                self._session = None  # committed or discarded by a call that then failed
-            if self._session is not None:
-                if now - self._touched < self.ttl_s:
-                    return None
-                session, self._session = self._session, None
-                self._expired[session.request_id] = now
-                return session.discard()
-            draft = self.repo.load_draft() if not self.repo.read_only else None
-            if draft is None:
-                self._orphan = None
-                return None
-            if self._orphan is None or self._orphan[0] != draft[0]:
-                self._orphan = (draft[0], now)
-                return None
-            if now - self._orphan[1] < self.ttl_s:
-                return None
-            self._orphan = None
-            self._expired[draft[0]] = now
-            return Session.resume(self.repo, draft[0]).discard()
+            gone = []
+            for rid, session in list(self._sessions.items()):
+                if session.closed:  # committed or discarded by a call that then failed
+                    self.close(rid)
+                elif now - self._touched[rid] >= self.ttl_s:
+                    self.close(rid)
+                    self._expired[rid] = now
+                    gone.append(session.discard() or rid)
+            if self.repo.read_only:
+                return gone
+            for left in self.repo.open_requests():
+                if left.held or left.idle_s < self.ttl_s or left.request_id in self._sessions:
+                    continue
+                try:  # only while still lapsed: the check is made again in the delete
+                    self.repo.discard_draft(left.request_id, owner=self.writer)
+                except RequestHeld:
+                    continue  # picked up meanwhile
+                self._expired[left.request_id] = now
+                gone.append(left.request_id)
+            return gone
 
     def shutdown(self) -> None:
-        """Release the lease; the draft stays for the next server to pick up."""
+        """Let this server's holds lapse; the drafts stay for the next server to pick up."""
         with self.lock:
-            if self._session is not None:
-                session, self._session = self._session, None
+            for rid, session in list(self._sessions.items()):
+                self.close(rid)
                 session.__exit__(None, None, None)
 
+    def _pick_up(self, request_id: str) -> Session:
+        try:
+            return Session.resume(self.repo, request_id)
+        except RequestHeld as held:
+            if held.owner is None:
+                raise UsageError(
+                    f"request {request_id} is not open in this memory (committed, discarded, "
+                    "or never begun): memory_begin a new one"
+                ) from held
+            until = f" until {held.expires:%H:%M:%S} UTC" if held.expires else ""
+            raise UsageError(
+                f"request {request_id} is being run by writer {held.owner} (another server "
+                f"or process), which holds it{until}: continue it there, or call again once "
+                "its hold has lapsed"
+            ) from held
+
     def _keep(self, session: Session) -> Session:
-        self._session, self._touched, self._orphan = session, self._clock(), None
+        self._sessions[session.request_id] = session
+        self._touched[session.request_id] = self._clock()
         return session

@@ -10,7 +10,7 @@ from mcp.server import MCPServer
 
 from flowstate.api import FlowState
 from flowstate.mcp.auth import BearerToken, check_binding
-from flowstate.mcp.requests import OpenRequest
+from flowstate.mcp.requests import OpenRequests
 from flowstate.mcp.settings import McpSettings
 from flowstate.mcp.tools import TOOL_NAMES, MemoryTools
 
@@ -24,9 +24,9 @@ memory_guard before any action with consequences; memory_commit(answer, summary)
 A tool error means the step was refused: read the reasons and send a corrected call."""
 
 
-def build_server(fs: FlowState, settings: McpSettings) -> tuple[MCPServer, OpenRequest]:
+def build_server(fs: FlowState, settings: McpSettings) -> tuple[MCPServer, OpenRequests]:
     """The server for `fs`'s namespace (bound here for its whole life) and its open request."""
-    requests = OpenRequest(fs.repository, settings.draft_ttl_s)
+    requests = OpenRequests(fs.repository, settings.draft_ttl_s)
     tools = MemoryTools(fs, requests, settings.page_chars)
     server = MCPServer(name=f"flowstate-{fs.namespace}", instructions=INSTRUCTIONS, version="0.1.0")
     for name in TOOL_NAMES:
@@ -46,7 +46,7 @@ def build_server(fs: FlowState, settings: McpSettings) -> tuple[MCPServer, OpenR
 
 
 @contextlib.contextmanager
-def expiring(requests: OpenRequest, every_s: float) -> Iterator[None]:
+def expiring(requests: OpenRequests, every_s: float) -> Iterator[None]:
     """Discard an abandoned request in the background, so that it never holds the lease."""
     stop = threading.Event()
 

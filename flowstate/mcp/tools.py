@@ -19,7 +19,7 @@ from flowstate.cli.safety_commands import provenance_text
 from flowstate.engine.session import SESSION_CONFIG, Opened, Session
 from flowstate.errors import FlowStateError, StoreError
 from flowstate.mcp.paging import page_of
-from flowstate.mcp.requests import OpenRequest
+from flowstate.mcp.requests import OpenRequests
 from flowstate.models import ids
 from flowstate.models.step import DeltaOp
 from flowstate.store.codec import shown
@@ -40,7 +40,7 @@ StateIds = Annotated[
 class MemoryTools:
     """The tools of one server: its namespace is bound here, never taken from an argument."""
 
-    def __init__(self, fs: FlowState, requests: OpenRequest, page_chars: int) -> None:
+    def __init__(self, fs: FlowState, requests: OpenRequests, page_chars: int) -> None:
         self.fs = fs
         self.requests = requests
         self.page_chars = page_chars
@@ -51,12 +51,15 @@ class MemoryTools:
 
     # -- reads --------------------------------------------------------------------------------
 
-    def memory_index(self, page: PageNo = 1) -> str:
+    def memory_index(self, page: PageNo = 1, request_id: str | None = None) -> str:
         """The Historical State Index of this memory: past requests and their states as
         `id [category] summary` lines. Read it first; open what matters with memory_reveal
-        (only ids shown here open). Inside a request this is the index it began with."""
-        session = self._guarded(self.requests.current)
-        return self._page(session.index() if session else self._index_text(), page)
+        (only ids shown here open). With a request id, the index as that request sees it
+        (ordered for it, and refreshed when others commit)."""
+        if request_id is None:
+            return self._page(self._index_text(), page)
+        session = self._guarded(lambda: self.requests.get(request_id))
+        return self._page(session.index(), page)
 
     def memory_history(self, page: PageNo = 1) -> str:
         """Every committed request of this memory, oldest first: id, outcome, summary."""

@@ -193,6 +193,15 @@ def _check_links(op: AddOp, where: str, keys: set[str], vis: Visibility) -> list
                     "SUPERSEDES is for past states; change a state of this request with update",
                 )
             )
+        elif rel.type is RelationType.SUPERSEDES and target in vis.superseded:
+            out.append(
+                Violation(
+                    where,
+                    "supersede_stale",
+                    f"{target} is already superseded by {vis.superseded[target]}: a state is "
+                    "superseded once; supersede the newer state instead",
+                )
+            )
     for obs in op.evidence:
         if obs not in vis.observations:
             out.append(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
@@ -17,6 +18,8 @@ class Visibility:
     relation_ends: frozenset[str] = frozenset()  # ids shown as far ends of revealed relations
     observations: frozenset[str] = frozenset()  # this request's observation ids
     opened_observations: frozenset[str] = field(default_factory=frozenset)
+    # Past states known to be superseded (by a committed state), and by which.
+    superseded: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def past_states(self) -> frozenset[str]:

@@ -2,7 +2,7 @@
 
     repo = AsyncRepository(await AsyncStore.connect(settings), "trip")
     await repo.reveal(["r1.hotel_budget"])
-    await repo.run(repo.ops.load_draft())
+    await repo.run(repo.ops.open_requests())
 
 It offers what an async agent needs (every plan of `flowstate.store.ops`, through `run`).
 Forgetting, retention, export and import are sync-only: use `Repository` for those.
@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from flowstate.models import RevealedState
 from flowstate.store.async_connection import AsyncStore
+from flowstate.store.holds import OpenRequest
 from flowstate.store.ops import Ops
 from flowstate.store.plans import Plan
 
@@ -44,6 +45,6 @@ class AsyncRepository:
         """Full records of past states with their relations, closed at the far end."""
         return await self.run(self.ops.reveal(state_ids))
 
-    async def load_draft(self) -> tuple[str, str] | None:
-        """The in-flight request's `(request_id, payload)`, if one was saved."""
-        return await self.run(self.ops.load_draft())
+    async def open_requests(self) -> list[OpenRequest]:
+        """Every open request (running or interrupted) with its holder, newest first."""
+        return await self.run(self.ops.open_requests())

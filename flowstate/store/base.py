@@ -1,7 +1,8 @@
 """What every part of a namespace's repository shares: the store and the namespace's `Ops`.
 
-`Repository` (reads, commit, import) is built from `Writing` (the writer's lease, request
-seqs, drafts) and `Forgetting` (forget, retention, draft scrubbing), each on this base. What
+`Repository` (reads, commit, import) is built from `Writing` (request seqs, open requests
+and their holds, drafts) and `Forgetting` (forget, retention, draft scrubbing), each on this
+base. What
 the agent needs is written once, as plans of `Ops` (`flowstate.store.ops`), which these sync
 methods run and `AsyncRepository` runs on the async driver.
 """

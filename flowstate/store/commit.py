@@ -8,16 +8,18 @@ failed commit leaves nothing of the request behind.
 
 from __future__ import annotations
 
-from flowstate.errors import NotFoundError, StoreError, ValidationFailed
+from flowstate.errors import ConflictError, NotFoundError, StoreError, ValidationFailed
 from flowstate.models import RequestBundle, ids
 from flowstate.store.catalog import Q
 from flowstate.store.codec import to_props
+from flowstate.store.holds import held_by_other
 from flowstate.store.plans import Stmt, TxWork
 
 
-def write_bundle(namespace: str, bundle: RequestBundle) -> TxWork[None]:
+def write_bundle(namespace: str, bundle: RequestBundle, owner: str | None = None) -> TxWork[None]:
     """Create the request, its states, observations, relations, evidence and decisions; drop
-    its draft. One statement, so one round trip; what it reports is checked afterwards."""
+    its draft. One statement, so one round trip; what it reports is checked afterwards. With
+    `owner`, only while `owner` holds the request's draft."""
     request = bundle.request
     rid = request.id
     _check_order(bundle)
@@ -25,6 +27,7 @@ def write_bundle(namespace: str, bundle: RequestBundle) -> TxWork[None]:
         Q.COMMIT_BUNDLE,
         {
             "namespace": namespace,
+            "owner": owner,
             "request": to_props(request),
             "states": [{"props": to_props(s), "label": s.category.label} for s in bundle.states],
             "observations": [to_props(o) for o in bundle.observations],
@@ -33,10 +36,16 @@ def write_bundle(namespace: str, bundle: RequestBundle) -> TxWork[None]:
             "decisions": [to_props(d) for d in bundle.decisions],
         },
     )
-    if row["later"]:
-        raise ValidationFailed(
-            f"cannot commit {rid}: namespace {namespace!r} already has later requests; "
-            "requests are committed in sequence order"
+    if not row["held"]:
+        held = {"holder": row["holder"], "expires": None} if row["holder"] else None
+        raise held_by_other(namespace, rid, held, "commit")
+    conflicts = sorted({(c["target"], c["by"]) for c in row["supersede_conflicts"]})
+    if conflicts:
+        said = "; ".join(f"{old} is already superseded by {new}" for old, new in conflicts)
+        raise ConflictError(
+            f"cannot commit {rid}: {said} (committed by another request meanwhile): a state is "
+            "superseded once; supersede the newer state instead, or drop the relation",
+            conflicts,
         )
     _expect(row["states"], len(bundle.states), "states", rid)
     _expect(row["observations"], len(bundle.observations), "observations", rid)

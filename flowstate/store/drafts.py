@@ -98,3 +98,9 @@ def _list(value: object) -> list[dict[str, Any]]:
 
 def _keys(data: dict[str, Any], field: str) -> list[str]:
     return [k for k in _dict(data, field) if isinstance(k, str)]
+
+
+def field_of(payload: str, field: str) -> Any:
+    """One top-level field of a draft's payload (None when absent or unreadable)."""
+    data = _load(payload)
+    return None if data is None else data.get(field)

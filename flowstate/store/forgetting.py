@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Literal
 
-from flowstate.errors import ValidationFailed
+from flowstate.errors import NamespaceBusy, ValidationFailed
 from flowstate.models import Category
 from flowstate.store import drafts
 from flowstate.store.base import GraphCounts, deleted
@@ -37,8 +37,20 @@ class Forgetting(Writing):
         return self._forget(Q.FORGET_STATE, state_id, drafts.of_ids({state_id}))
 
     def forget_namespace(self) -> GraphCounts:
-        """Delete everything the namespace holds, drafts included."""
+        """Delete everything the namespace holds, drafts included; NamespaceBusy while a live
+        writer runs a request there (a request that begins meanwhile finds its draft gone at
+        its next save)."""
         self._writable("forget")
+        running = [r for r in self.run(self.ops.open_requests()) if r.held]
+        if running:
+            first = running[0]
+            raise NamespaceBusy(
+                f"namespace {self._namespace!r} is busy: writer {first.holder} runs request "
+                f"{first.request_id} there ({len(running)} running in all); wait until they "
+                "end, or until their holds lapse",
+                owner=first.holder,
+                expires=first.expires,
+            )
         params = {"namespace": self._namespace}
         counts = deleted(self._store.write_batched(Q.FORGET_NAMESPACE, params))
         self._write(Q.FORGET_NAMESPACE_NODE)  # last: a cut-short forget keeps the counter

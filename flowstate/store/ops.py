@@ -23,6 +23,7 @@ from flowstate.models import (
     IndexRequest,
     IndexState,
     Observation,
+    Relation,
     RelationType,
     RelationView,
     Request,
@@ -43,16 +44,8 @@ from flowstate.store.codec import (
     unique,
 )
 from flowstate.store.commit import write_bundle
-from flowstate.store.namespace_node import (
-    DEFAULT_LEASE_S,
-    Lease,
-    Stamp,
-    check_ttl,
-    hold,
-    lease_of,
-    renew,
-    stamp_of,
-)
+from flowstate.store.holds import DEFAULT_HOLD_S, OpenRequest, held_by_other, open_request_of
+from flowstate.store.namespace_node import Stamp, check_ttl, stamp_of
 from flowstate.store.plans import Plan, Read, Stmt, Transaction, TxWork, Write
 
 R = TypeVar("R", bound=Request | StateNode | Observation | ActionDecision)
@@ -81,15 +74,22 @@ class Ops:
         [row] = yield self.read(Q.NAMESPACE_STAMP)
         return stamp_of(row)
 
-    def lease(self) -> Plan[Lease | None]:
-        """The writer running a request in the namespace now, if any (unexpired lease)."""
-        [row] = yield self.read(Q.NAMESPACE_STAMP)
-        return lease_of(row)
-
     def index(self, from_seq: int = 1, to_seq: int = NO_END) -> Plan[list[IndexRequest]]:
         """Index entries with their state lines, for requests `from_seq` to `to_seq`."""
         rows = yield self.read(Q.INDEX_GENERATION, from_seq=from_seq, to_seq=to_seq)
         return [IndexRequest.model_validate(row) for row in rows]
+
+    def index_since(self, commit: int) -> Plan[list[tuple[IndexRequest, list[Relation]]]]:
+        """Index entries of the requests committed after commit number `commit`, in seq
+        order, each with the SUPERSEDES relations its states have to older states."""
+        rows = yield self.read(Q.INDEX_SINCE, since=commit)
+        return [
+            (
+                IndexRequest.model_validate({k: v for k, v in row.items() if k != "supersedes"}),
+                [Relation(type=RelationType.SUPERSEDES, **r) for r in row["supersedes"]],
+            )
+            for row in rows
+        ]
 
     def index_heads(self) -> Plan[list[IndexRequest]]:
         """Every committed request's index entry without its state lines (`states` empty,
@@ -145,10 +145,16 @@ class Ops:
         assert isinstance(record, cls)
         return record
 
-    def load_draft(self) -> Plan[tuple[str, str] | None]:
-        """The in-flight request's `(request_id, payload)`, if one was saved."""
-        rows = yield self.read(Q.LOAD_DRAFT)
-        return (rows[0]["request_id"], rows[0]["payload"]) if rows else None
+    def open_requests(self) -> Plan[list[OpenRequest]]:
+        """Every open request (running or interrupted) with its holder, newest first."""
+        rows = yield self.read(Q.OPEN_REQUESTS)
+        return [open_request_of(row) for row in rows]
+
+    def open_request(self, request_id: str) -> Plan[OpenRequest | None]:
+        """One open request, or None when it is not open."""
+        check_id("request", request_id)
+        found = [r for r in (yield from self.open_requests()) if r.request_id == request_id]
+        return found[0] if found else None
 
     # --- writes -----------------------------------------------------------------------------
 
@@ -158,29 +164,39 @@ class Ops:
         rows = yield self.write(Q.ALLOCATE_REQUEST_SEQ)
         return int(rows[0]["seq"])
 
-    def acquire_lease(self, owner: str, ttl_s: int = DEFAULT_LEASE_S) -> Plan[None]:
-        """Take (or renew) the namespace's writer lease for `ttl_s` seconds; NamespaceBusy
-        naming the holder when another live writer has it."""
-        self.writable("take the writer lease")
-        ttl_s = check_ttl(ttl_s)
-        yield Transaction(lambda: hold(self.namespace, owner, ttl_s))
+    def take_over(
+        self, request_id: str, owner: str, hold_s: int = DEFAULT_HOLD_S, dead: str | None = None
+    ) -> Plan[str]:
+        """Hold `request_id` for `owner` (to resume or discard it) when its hold has lapsed,
+        `owner` holds it already, or `dead` (a process known to have exited) held it; its
+        payload. RequestHeld when another live writer holds it or it is not open."""
+        self.writable("take a request over")
+        check_id("request", request_id)
+        rows = yield self.write(
+            Q.TAKE_OVER_DRAFT,
+            request_id=request_id,
+            owner=owner,
+            dead=dead,
+            hold_s=check_ttl(hold_s),
+        )
+        if not rows or not rows[0]["taken"]:
+            raise held_by_other(self.namespace, request_id, rows[0] if rows else None, "take over")
+        return str(rows[0]["payload"])
 
-    def renew_lease(self, owner: str, ttl_s: int = DEFAULT_LEASE_S) -> Plan[None]:
-        """Renew `owner`'s lease while it still holds it; NamespaceBusy when it was lost."""
-        self.writable("renew the writer lease")
-        ttl_s = check_ttl(ttl_s)
-        yield Transaction(lambda: renew(self.namespace, owner, ttl_s))
+    def renew_hold(self, request_id: str, owner: str, hold_s: int = DEFAULT_HOLD_S) -> Plan[None]:
+        """Renew `owner`'s hold on `request_id`; RequestHeld when it lost it."""
+        self.writable("renew a hold")
+        rows = yield self.write(
+            Q.RENEW_HOLD, request_id=request_id, owner=owner, hold_s=check_ttl(hold_s)
+        )
+        if not rows or not rows[0]["renewed"]:
+            raise held_by_other(self.namespace, request_id, rows[0] if rows else None, "run")
 
-    def take_over_lease(self, dead: str, owner: str, ttl_s: int = DEFAULT_LEASE_S) -> Plan[bool]:
-        """Take the lease from a holder known to be dead; False if `dead` no longer holds it."""
-        self.writable("take the writer lease")
-        rows = yield self.write(Q.TAKE_OVER_LEASE, dead=dead, owner=owner, ttl_s=check_ttl(ttl_s))
-        return int(rows[0]["taken"]) > 0
-
-    def release_lease(self, owner: str) -> Plan[bool]:
-        """Give the lease back; False when `owner` did not hold it (any more)."""
-        self.writable("release the writer lease")
-        rows = yield self.write(Q.RELEASE_LEASE, owner=owner)
+    def release_hold(self, request_id: str, owner: str) -> Plan[bool]:
+        """Let `owner`'s hold on `request_id` lapse now (the request stays open: another writer
+        may resume or discard it at once); False when `owner` did not hold it."""
+        self.writable("release a hold")
+        rows = yield self.write(Q.RELEASE_HOLD, request_id=request_id, owner=owner)
         return int(rows[0]["released"]) > 0
 
     def save_draft(
@@ -188,24 +204,25 @@ class Ops:
         request_id: str,
         payload: str,
         *,
-        owner: str | None = None,
-        lease_s: int = DEFAULT_LEASE_S,
+        owner: str,
+        hold_s: int = DEFAULT_HOLD_S,
+        first: bool = False,
     ) -> Plan[None]:
-        """Upsert the in-flight request's serialized active state (JSON text).
+        """Save the request's serialized active state (JSON text), only while `owner` holds
+        it (renewing the hold); `first` opens the draft of a request just begun.
 
-        With `owner`, it is saved only while `owner` holds the writer lease (renewing it).
         Past states or observations it copied that were forgotten meanwhile (by another
-        process) are scrubbed from it first.
+        process) are scrubbed from it first. RequestHeld when another writer holds the
+        request or its draft is gone (committed or discarded by another writer).
         """
         self.writable("save a draft")
         check_id("request", request_id)
         if not isinstance(payload, str):
             raise ValidationFailed("a draft payload must be a JSON string")
         check_text(request_id, "draft payload", payload)
+        hold_s = check_ttl(hold_s)
 
         def work() -> TxWork[None]:
-            if owner is not None:
-                yield from renew(self.namespace, owner, lease_s)
             state_ids, observation_ids = drafts.copied_ids(payload)
             kept = payload
             if state_ids or observation_ids:
@@ -214,22 +231,33 @@ class Ops:
                 )
                 gone = set(state_ids + observation_ids) - set(row["ids"])
                 kept = (drafts.scrub(payload, gone.__contains__) if gone else None) or payload
-            yield self.stmt(Q.SAVE_DRAFT, request_id=request_id, payload=kept)
+            query = Q.OPEN_DRAFT if first else Q.SAVE_DRAFT
+            rows = yield self.stmt(
+                query, request_id=request_id, payload=kept, owner=owner, hold_s=hold_s
+            )
+            if not rows or not rows[0]["saved"]:
+                raise held_by_other(self.namespace, request_id, rows[0] if rows else None, "save")
 
         yield Transaction(work)
 
-    def discard_draft(self, request_id: str) -> Plan[bool]:
-        """Drop a request's draft; False when there was none."""
+    def discard_draft(self, request_id: str, owner: str | None = None) -> Plan[bool]:
+        """Drop a request's draft; False when there was none. With `owner`, only while
+        `owner` holds it or its hold has lapsed (RequestHeld otherwise)."""
         self.writable("discard a draft")
-        rows = yield self.write(Q.DISCARD_DRAFT, request_id=check_id("request", request_id))
-        return int(rows[0]["deleted"]) > 0
+        rows = yield self.write(
+            Q.DISCARD_DRAFT, request_id=check_id("request", request_id), owner=owner
+        )
+        if not rows:
+            return False
+        if not rows[0]["deleted"]:
+            raise held_by_other(self.namespace, request_id, rows[0], "discard")
+        return True
 
-    def commit(
-        self, bundle: RequestBundle, *, owner: str | None = None, lease_s: int = DEFAULT_LEASE_S
-    ) -> Plan[None]:
+    def commit(self, bundle: RequestBundle, *, owner: str | None = None) -> Plan[None]:
         """Write one finished request in one transaction, replacing its draft; all or nothing.
 
-        With `owner`, the commit happens only while `owner` holds the writer lease.
+        With `owner`, the commit happens only while `owner` holds the request (RequestHeld
+        otherwise); None commits a request that has no draft (an import).
         """
         self.writable("commit")
         bundle = revalidate(bundle)
@@ -239,12 +267,7 @@ class Ops:
                 f"not {self.namespace!r}"
             )
 
-        def work() -> TxWork[None]:
-            if owner is not None:
-                yield from renew(self.namespace, owner, lease_s)
-            yield from write_bundle(self.namespace, bundle)
-
-        yield Transaction(work)
+        yield Transaction(lambda: write_bundle(self.namespace, bundle, owner))
 
     # --- helpers ----------------------------------------------------------------------------
 

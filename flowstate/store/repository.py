@@ -38,7 +38,6 @@ from flowstate.store.codec import Record, check_id, from_props, shown
 from flowstate.store.commit import write_bundle
 from flowstate.store.connection import Tx
 from flowstate.store.forgetting import Forgetting
-from flowstate.store.namespace_node import DEFAULT_LEASE_S
 from flowstate.store.ops import NO_END, STATE_TYPES
 from flowstate.store.plans import Row
 
@@ -122,10 +121,6 @@ class Repository(Forgetting):
         """The namespace's committed requests, oldest first."""
         return [from_props(Request, row["props"]) for row in self._read(Q.HISTORY)]
 
-    def load_draft(self) -> tuple[str, str] | None:
-        """The in-flight request's `(request_id, payload)`, if one was saved."""
-        return self.run(self.ops.load_draft())
-
     def counts(self) -> GraphCounts:
         """Nodes and relationships the namespace holds, drafts included."""
         [row] = self._read(Q.COUNT_NAMESPACE)
@@ -141,14 +136,12 @@ class Repository(Forgetting):
 
     # --- writes -----------------------------------------------------------------------------
 
-    def commit(
-        self, bundle: RequestBundle, *, owner: str | None = None, lease_s: int = DEFAULT_LEASE_S
-    ) -> None:
+    def commit(self, bundle: RequestBundle, *, owner: str | None = None) -> None:
         """Write one finished request in one transaction, replacing its draft; all or nothing.
 
-        With `owner`, the commit happens only while `owner` holds the writer lease.
+        With `owner`, the commit happens only while `owner` holds the request.
         """
-        self.run(self.ops.commit(bundle, owner=owner, lease_s=lease_s))
+        self.run(self.ops.commit(bundle, owner=owner))
 
     def import_jsonl(self, lines: Iterable[str]) -> GraphCounts:
         """Load an export into this (empty) namespace in one transaction; returns what was created.

@@ -9,7 +9,8 @@ import pytest
 
 from flowstate.engine.commit import bundle_of
 from flowstate.engine.driver import approver_outcome
-from flowstate.engine.step import AgentConfig, Approval, StepLogic, superseded
+from flowstate.engine.guard import superseded
+from flowstate.engine.step import AgentConfig, Approval, StepLogic
 from flowstate.engine.tools import Tool
 from flowstate.llm.client import Completion
 from flowstate.models import Category, Outcome, StateNode, StepOutput, Usage

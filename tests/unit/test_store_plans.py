@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from flowstate.errors import NamespaceBusy, NotFoundError, ReadOnlyError, StoreUnavailable
+from flowstate.errors import NotFoundError, ReadOnlyError, RequestHeld, StoreUnavailable
 from flowstate.store.catalog import Q
 from flowstate.store.ops import Ops
 from flowstate.store.plans import Plan, Read, Stmt, Transaction, adrive, drive
@@ -17,13 +17,16 @@ from flowstate.store.plans import Plan, Read, Stmt, Transaction, adrive, drive
 
 def test_a_plan_asks_for_a_named_query_scoped_to_its_namespace() -> None:
     asked: list[Any] = []
+    row = {"request_id": "r3", "holder": "w", "expires": None, "held": False,
+           "created_at": None, "updated_at": None, "idle_s": 4, "payload": '{"step": 2}'}  # fmt: skip
 
     def perform(op: Any) -> Any:
         asked.append(op)
-        return [{"request_id": "r3", "payload": "{}"}]
+        return [row]
 
-    assert drive(Ops("trip").load_draft(), perform) == ("r3", "{}")
-    assert asked == [Read(Q.LOAD_DRAFT, {"namespace": "trip"})]
+    [found] = drive(Ops("trip").open_requests(), perform)
+    assert (found.request_id, found.holder, found.held, found.steps) == ("r3", "w", False, 2)
+    assert asked == [Read(Q.OPEN_REQUESTS, {"namespace": "trip"})]
 
 
 def test_an_executor_error_is_thrown_into_the_plan_at_its_yield() -> None:
@@ -63,22 +66,22 @@ def test_a_read_only_namespace_refuses_a_write_before_asking_anything() -> None:
 def test_transaction_work_is_made_afresh_for_each_attempt() -> None:
     """The driver retries a transaction on transient failures: each attempt gets a new
     generator, so nothing of a failed attempt leaks into the next."""
-    [op] = list(Ops("trip").acquire_lease("me", 30))
+    [op] = list(Ops("trip").save_draft("r2", "{}", owner="me", hold_s=30))
     assert isinstance(op, Transaction)
     first, second = op.work(), op.work()
     assert first is not second
-    assert (
-        next(first)
-        == next(second)
-        == Stmt(Q.ACQUIRE_LEASE, {"namespace": "trip", "owner": "me", "ttl_s": 30})
-    )
-    busy = {"acquired": False, "owner": "other", "expires": _Expires()}
-    with pytest.raises(NamespaceBusy, match="writer other holds its lease"):
-        first.send([busy])
+    params = {"namespace": "trip", "request_id": "r2", "payload": "{}", "owner": "me",
+              "hold_s": 30}  # fmt: skip
+    assert next(first) == next(second) == Stmt(Q.SAVE_DRAFT, params)
+    held = {"saved": False, "holder": "other", "expires": _Expires()}
+    with pytest.raises(RequestHeld, match="writer other holds it until 2030-01-01"):
+        first.send([held])
+    with pytest.raises(RequestHeld, match="it is not open"):
+        second.send([])
 
 
 class _Expires:
-    """A neo4j DateTime stand-in: the lease row converts it with `to_native`."""
+    """A neo4j DateTime stand-in: the hold row converts it with `to_native`."""
 
     def to_native(self) -> datetime:
         return datetime(2030, 1, 1, tzinfo=UTC)

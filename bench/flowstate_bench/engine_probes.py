@@ -114,12 +114,14 @@ def bolt_round_trip(store: Store, n: int) -> list[float]:
 def single_write(repo: Repository, n: int) -> list[float]:
     """A bare single-node write transaction (one small draft upserted), the unit a commit is
     judged in; the draft is dropped afterwards, untimed."""
-    samples = sample_ms(lambda: repo.save_draft(PROBE_DRAFT, "{}"), n)
-    repo.discard_draft(PROBE_DRAFT)
+    repo.save_draft(PROBE_DRAFT, "{}", owner=PROBE_WRITER, first=True)
+    samples = sample_ms(lambda: repo.save_draft(PROBE_DRAFT, "{}", owner=PROBE_WRITER), n)
+    repo.discard_draft(PROBE_DRAFT, owner=PROBE_WRITER)
     return samples
 
 
 PROBE_DRAFT = "r999999999"
+PROBE_WRITER = "bench:probe"
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,7 @@ def concurrent_agents(store: Store, agents: int, requests: int, prefix: str = ""
             _check(Repository(store, ns), requests, crowd)
     finally:
         for ns in names:
-            Repository(store, ns).forget_namespace()
+            Repository(store, ns).forget_namespace(force=True)
     return crowd
 
 

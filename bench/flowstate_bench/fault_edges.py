@@ -320,7 +320,7 @@ def _cleanup(repo: Repository, *scripts: str) -> None:
     for name in scripts:
         unregister(name)
     with contextlib.suppress(Exception):  # the figures are already taken
-        repo.forget_namespace()
+        repo.forget_namespace(force=True)
 
 
 def _crashing_child(uri: str, namespace: str) -> None:

@@ -122,7 +122,7 @@ def unreachable_during_request(
             report.resumed_outcome, report.answer = result.outcome.value, result.answer
             report.model_calls = len(model.calls)
             _committed(fs.repository, report)
-            fs.repository.forget_namespace()
+            fs.repository.forget_namespace(force=True)
     finally:
         unregister(model.name)
     return report

@@ -95,4 +95,4 @@ def warm_up(server: LocalServer) -> None:
         repo = Repository(store, "warm_up")
         repo.commit(request_bundle(repo.namespace, 1, BundleShape(4, 4, 2, 2)))
         repo.bundles(), repo.counts(), repo.history()
-        repo.forget_namespace()
+        repo.forget_namespace(force=True)

@@ -117,7 +117,7 @@ def concurrent_writers(
                 answers = [a for job in jobs for a in job.result()]
             _check(repo, answers, found)
         finally:
-            repo.forget_namespace()
+            repo.forget_namespace(force=True)
     return found
 
 

@@ -206,7 +206,7 @@ def run(
         no_psa = without_psa(fs, turns, tool, config) if with_no_psa else []
     finally:
         unregister(name)
-        fs.repository.forget_namespace()
+        fs.repository.forget_namespace(force=True)
     return FlowStateRun(psa, no_psa, index_tokens, config.index_budget_tokens, calls, seconds)
 
 

@@ -212,7 +212,7 @@ def full_case(store: Store, replies: list[str], prefix: str = "fuzz_full") -> Ca
             )
     finally:
         unregister(model.name)
-        repo.forget_namespace()
+        repo.forget_namespace(force=True)
     return expected
 
 

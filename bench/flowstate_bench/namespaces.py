@@ -120,11 +120,11 @@ def ensure(
 def forget(repo: Repository, states: int) -> None:
     """Drop the namespace; a huge one request by request, newest first (small transactions)."""
     if states <= _ONE_TRANSACTION_FORGET:
-        repo.forget_namespace()
+        repo.forget_namespace(force=True)
         return
     for seq in range(repo.next_request_seq() - 1, 0, -1):
         try:
             repo.forget_request(ids.request_id(seq))
         except NotFoundError:
             continue
-    repo.forget_namespace()  # drafts and anything left over
+    repo.forget_namespace(force=True)  # drafts and anything left over

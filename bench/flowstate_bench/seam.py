@@ -213,4 +213,4 @@ class Namespaces:
         if self.store is None or self.keep:
             return
         for name in sorted(self.names):
-            Repository(self.store, name).forget_namespace()
+            Repository(self.store, name).forget_namespace(force=True)

@@ -42,6 +42,7 @@ class Q(StrEnum):
     PROVENANCE = "provenance"
     HISTORY = "history"
     SAVE_DRAFT = "save_draft"
+    SCRUB_DRAFT = "scrub_draft"
     DRAFTS = "drafts"
     EXISTING_IDS = "existing_ids"
     DISCARD_DRAFT = "discard_draft"

@@ -130,6 +130,7 @@ def from_props(cls: type[M], props: dict[str, Any]) -> M:
     data = {k: v.to_native() if isinstance(v, neo4j.time.DateTime) else v for k, v in props.items()}
     if cls is Request:
         data["usage"] = {f: data.pop(f, 0) for f in _USAGE_FIELDS}
+        data.pop("commit_seq", None)  # the store's bookkeeping (which commit it was), not data
     try:
         return cls.model_validate(data)
     except ValidationError as e:

@@ -27,7 +27,7 @@ def demo_ns(cli, namespace: str, neo4j_settings: Neo4jSettings) -> Iterator[str]
     assert done.exit_code == 0, done.output
     yield namespace
     with Store.connect(neo4j_settings) as store:
-        Repository(store, namespace).forget_namespace()
+        Repository(store, namespace).forget_namespace(force=True)
 
 
 def _json(result: Result) -> object:

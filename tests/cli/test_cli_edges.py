@@ -34,7 +34,7 @@ def repo(neo4j_settings: Neo4jSettings, namespace: str) -> Iterator[Repository]:
     with Store.connect(neo4j_settings) as store:
         repo = Repository(store, namespace)
         yield repo
-        repo.forget_namespace()
+        repo.forget_namespace(force=True)
 
 
 _SCRIPTS = itertools.count(1)

@@ -104,7 +104,7 @@ def seeded(neo4j_settings: Neo4jSettings, neo4j_env: dict[str, str]) -> Iterator
     _demo_into(namespace, neo4j_env)
     yield namespace
     with Store.connect(neo4j_settings) as store:
-        Repository(store, namespace).forget_namespace()
+        Repository(store, namespace).forget_namespace(force=True)
 
 
 @pytest.fixture
@@ -116,7 +116,7 @@ def copy_of_seeded(seeded: str, neo4j_settings: Neo4jSettings) -> Iterator[str]:
         Repository(store, namespace).import_jsonl(lines)
     yield namespace
     with Store.connect(neo4j_settings) as store:
-        Repository(store, namespace).forget_namespace()
+        Repository(store, namespace).forget_namespace(force=True)
 
 
 @pytest.mark.neo4j

@@ -26,4 +26,4 @@ def test_a_real_model_records_a_fact_and_recalls_it_in_a_later_request(
         second = agent.run("What nightly hotel budget did I give you earlier?")
         assert "137" in second.answer
         assert second.revealed  # recalled from memory, not from the prompt's history
-        fs.repository.forget_namespace()
+        fs.repository.forget_namespace(force=True)

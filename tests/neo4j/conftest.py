@@ -51,7 +51,7 @@ def raw(neo4j_settings: Neo4jSettings) -> Iterator[Raw]:
 def repo(store: Store, namespace: str) -> Iterator[Repository]:
     repo = Repository(store, namespace)
     yield repo
-    repo.forget_namespace()
+    repo.forget_namespace(force=True)
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def other_repo(store: Store, namespace: str) -> Iterator[Repository]:
     """A second namespace, for isolation tests."""
     repo = Repository(store, f"{namespace}_other"[:128])
     yield repo
-    repo.forget_namespace()
+    repo.forget_namespace(force=True)
 
 
 @pytest.fixture(scope="session")

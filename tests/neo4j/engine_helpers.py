@@ -94,13 +94,13 @@ class ShellAgent:
     def run(self, text: str) -> Any:
         return self._call("run", text)
 
-    def resume(self) -> Any:
-        return self._call("resume")
+    def resume(self, request_id: str | None = None) -> Any:
+        return self._call("resume", request_id)
 
-    def discard(self) -> str | None:
-        return self._call("discard")
+    def discard(self, request_id: str | None = None) -> str:
+        return self._call("discard", request_id)
 
-    def pending(self) -> str | None:
+    def pending(self) -> list[Any]:
         return self._call("pending")
 
 

@@ -26,7 +26,7 @@ def test_connect_ignores_flowstate_variables(
     monkeypatch.setenv("FLOWSTATE_NEO4J_RETRY_TIME_S", "not a number")
     with FlowState.connect(neo4j_settings.uri, namespace=namespace) as fs:
         assert fs.history() == []
-        fs.repository.forget_namespace()
+        fs.repository.forget_namespace(force=True)
 
 
 def _opened_stores(monkeypatch: pytest.MonkeyPatch) -> list[Store]:

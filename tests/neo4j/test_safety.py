@@ -76,7 +76,7 @@ def test_a_read_only_namespace_can_be_read_but_not_written(
     with pytest.raises(ReadOnlyError):
         agent.run("write something")
     with pytest.raises(ReadOnlyError):
-        ro.repository.forget_namespace()
+        ro.repository.forget_namespace(force=True)
     assert repo.counts() == counts and model.calls == []
 
 

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from flowstate.errors import NotFoundError, ReadOnlyError, ValidationFailed
+from flowstate.errors import ConflictError, NotFoundError, ReadOnlyError, ValidationFailed
 from flowstate.models import Category, RelationType, RequestBundle, StateNode
 from flowstate.store import Repository
 
@@ -113,11 +113,36 @@ def test_duplicate_request_id_fails_and_leaves_nothing(repo, make, raw):
         repo.get_state("r1.other")
 
 
-def test_commit_out_of_order_is_refused(repo, make, raw):
+def test_requests_commit_in_any_order_and_chain_in_seq_order(repo, make, raw):
+    """Concurrent requests commit in the order they finish: r3 before r2 is fine, and the
+    NEXT chain and the index still follow seq order."""
+    repo.commit(make.bundle(1))
     repo.commit(make.bundle(3))
-    with pytest.raises(ValidationFailed, match="sequence order"):
-        repo.commit(make.bundle(2, states=["x"]))
-    _assert_nothing_of(repo, raw, "r2")
+    repo.commit(make.bundle(2, states=["x"]))
+    chain = raw.rows(
+        "MATCH (a:Request {namespace: $ns})-[:NEXT]->(b) "
+        "RETURN a.id AS source, b.id AS target ORDER BY a.seq",
+        ns=repo.namespace,
+    )
+    assert [(r["source"], r["target"]) for r in chain] == [("r1", "r2"), ("r2", "r3")]
+    assert [r.id for r in repo.index()] == ["r1", "r2", "r3"]
+    commits = raw.rows(
+        "MATCH (r:Request {namespace: $ns}) RETURN r.id AS id ORDER BY r.commit_seq",
+        ns=repo.namespace,
+    )
+    assert [r["id"] for r in commits] == ["r1", "r3", "r2"]
+
+
+def test_a_state_is_superseded_once(repo, make, raw):
+    repo.commit(make.bundle(1, states=["budget"]))
+    repo.commit(make.bundle(2, states=["budget"],
+                           relations=[(RelationType.SUPERSEDES, "r2.budget", "r1.budget")]))  # fmt: skip
+    late = make.bundle(3, states=["budget"],
+                       relations=[(RelationType.SUPERSEDES, "r3.budget", "r1.budget")])  # fmt: skip
+    with pytest.raises(ConflictError, match="r1.budget is already superseded by r2.budget") as e:
+        repo.commit(late)
+    assert e.value.conflicts == [("r1.budget", "r2.budget")]
+    _assert_nothing_of(repo, raw, "r3")
 
 
 def test_relation_to_another_namespace_is_not_found(repo, other_repo, make, other_make, raw):
@@ -164,11 +189,11 @@ def test_read_only_repository_refuses_every_write(store, repo, make):
     ro = Repository(store, repo.namespace, read_only=True)
     writes = [
         lambda: ro.commit(make.bundle(2)),
-        lambda: ro.save_draft("r2", "{}"),
+        lambda: ro.save_draft("r2", "{}", owner="w", first=True),
         lambda: ro.discard_draft("r2"),
         lambda: ro.forget_request("r1"),
         lambda: ro.forget_state("r1.a"),
-        lambda: ro.forget_namespace(),
+        lambda: ro.forget_namespace(force=True),
         lambda: ro.import_jsonl([]),
         lambda: ro.expire("observation", make.request(1).started_at),
     ]

@@ -243,7 +243,7 @@ def test_decisions_are_scoped_to_the_namespace(repo, other_repo, make, other_mak
     assert other_repo.namespace not in str(info.value)
     with pytest.raises(NotFoundError):
         other_repo.decisions("r2")
-    repo.forget_namespace()
+    repo.forget_namespace(force=True)
     assert other_repo.get_decision("r1.a1").reason == "ELSEWHERE"
     assert other_repo.counts().relationships == 3  # PRODUCED x2, CITES
 

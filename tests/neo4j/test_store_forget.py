@@ -81,9 +81,9 @@ def test_forget_state(chain, raw):
 
 
 def test_forget_namespace_leaves_zero(chain, raw):
-    chain.save_draft("r4", "{}")
+    chain.save_draft("r4", "{}", owner="w", first=True)
     before = raw.count(chain.namespace)
-    deleted = chain.forget_namespace()
+    deleted = chain.forget_namespace(force=True)
     assert (deleted.nodes, deleted.relationships) == before
     assert raw.count(chain.namespace) == (0, 0)
     assert chain.counts() == GraphCounts(nodes=0, relationships=0)
@@ -91,7 +91,7 @@ def test_forget_namespace_leaves_zero(chain, raw):
 
 
 def test_counts_match_an_independent_count(chain, raw):
-    chain.save_draft("r4", "{}")
+    chain.save_draft("r4", "{}", owner="w", first=True)
     assert (chain.counts().nodes, chain.counts().relationships) == raw.count(chain.namespace)
 
 
@@ -104,7 +104,7 @@ def test_forget_unknown_is_not_found(chain):
 
 def test_forget_namespace_spares_other_namespaces(chain, other_repo, other_make):
     other_repo.commit(other_make.bundle(1, states=["a"]))
-    chain.forget_namespace()
+    chain.forget_namespace(force=True)
     assert other_repo.counts() == GraphCounts(nodes=2, relationships=1)
 
 
@@ -136,7 +136,7 @@ def _cited(repo, make) -> dict[str, str]:
             decision(make, "r2", 2, cites=[city], approved=False),
         )
     )
-    repo.save_draft("r2", json.dumps({"note": hotel}))
+    repo.save_draft("r2", json.dumps({"note": hotel}), owner="w", first=True)
     repo.commit(
         with_decisions(
             make.bundle(
@@ -201,7 +201,7 @@ def test_forget_request_leaves_nothing_behind(repo, make, other_repo, other_make
     assert raw.count(repo.namespace) == (before[0] - 6, before[1] - 13 + 1)  # NEXT r1 -> r3
     assert leftovers(raw, [ids["hotel"]], namespace=repo.namespace, scoped=gone) == []
     assert edges_touching(raw, repo.namespace, gone) == 0
-    assert repo.load_draft() is None
+    assert repo.open_requests() == []
     assert repo.get_decision("r3.a1").cites == [ids["budget"], ids["city"]]
     assert repo.reveal([ids["plan"]])[0].relations == []
     assert raw.count(other_repo.namespace) == other_before
@@ -213,7 +213,7 @@ def test_forgotten_namespace_leaves_nothing_anywhere(repo, make, other_repo, oth
     _cited(other_repo, other_make)
     other_before = raw.count(other_repo.namespace)
     before = raw.count(repo.namespace)
-    deleted = repo.forget_namespace()
+    deleted = repo.forget_namespace(force=True)
     assert (deleted.nodes, deleted.relationships) == before
     assert raw.count(repo.namespace) == (0, 0)
     assert leftovers(raw, [repo.namespace, *ids.values()]) == []

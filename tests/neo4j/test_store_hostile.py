@@ -45,7 +45,7 @@ def test_hostile_ids_are_refused_before_any_query(repo, bad):
         lambda: repo.forget_state(bad),
         lambda: repo.forget_request(bad),
         lambda: repo.request_states(bad),
-        lambda: repo.save_draft(bad, "{}"),
+        lambda: repo.save_draft(bad, "{}", owner="w", first=True),
         lambda: repo.discard_draft(bad),
     ]
     for call in calls:
@@ -117,5 +117,5 @@ def test_lone_surrogates_are_refused_clearly(repo, make):
     with pytest.raises(ValidationFailed, match="content"):
         repo.commit(bundle)
     with pytest.raises(ValidationFailed, match="surrogate"):
-        repo.save_draft("r1", '{"x": "\ud800"}')
+        repo.save_draft("r1", '{"x": "\ud800"}', owner="w", first=True)
     assert repo.counts().nodes == 0

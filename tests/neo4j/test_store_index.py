@@ -96,7 +96,7 @@ def test_request_without_states_is_listed_with_none(repo, make):
 
 def test_drafts_never_reach_the_index(repo, make):
     repo.commit(make.bundle(1, states=["a"]))
-    repo.save_draft("r2", '{"states": [{"id": "r2.draft_only"}]}')
+    repo.save_draft("r2", '{"states": [{"id": "r2.draft_only"}]}', owner="w", first=True)
     assert [r.id for r in repo.index()] == ["r1"]
     assert "draft_only" not in repr(repo.index())
     assert repo.next_request_seq() == 2

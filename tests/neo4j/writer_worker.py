@@ -1,7 +1,7 @@
-"""Run by test_engine_writers in a child process: a writer that holds its namespace while
-its tool waits for the test to say go (a file appears), then finishes and commits.
+"""Run by test_engine_writers in a child process: a writer that runs a request whose tool
+waits for the test to say go (a file appears), then finishes and commits.
 
-It prints `started <writer id>` once its request runs, so the test knows the lease is held.
+It prints `started <writer id>` once its request runs, so the test knows the request is held.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def main(uri: str, namespace: str, go_file: str) -> None:
             {"action": {"type": "final", "answer": "child done"}},
         ],
     )
-    # A short lease: the background renewal must keep it while the tool waits.
-    agent = fs.agent(model.client(), tools=[wait_for_go], config=AgentConfig(lease_seconds=6))
+    # A short hold: the background renewal must keep it while the tool waits.
+    agent = fs.agent(model.client(), tools=[wait_for_go], config=AgentConfig(hold_seconds=6))
     result = agent.run("hold the namespace")
     print(f"committed {result.request_id}", flush=True)
 

@@ -133,7 +133,7 @@ def test_no_isu_drops_the_models_states_and_writes_one_by_rule(store: Store) -> 
         assert "Answer: noted" in shown.state.content and "PLAN 1" not in shown.state.content
     finally:
         unregister(model.name)
-        fs.repository.forget_namespace()
+        fs.repository.forget_namespace(force=True)
 
 
 def test_no_psa_puts_every_past_state_in_full_where_the_index_was(store: Store) -> None:
@@ -152,4 +152,4 @@ def test_no_psa_puts_every_past_state_in_full_where_the_index_was(store: Store) 
         assert "POLICY" in model.calls[-1].messages[0]["content"]  # the policy still leads
     finally:
         unregister(model.name)
-        fs.repository.forget_namespace()
+        fs.repository.forget_namespace(force=True)

@@ -28,7 +28,7 @@ def test_namespace_is_built_through_commits_then_reused(store: Store, namespace:
         assert namespaces.ensure(store, 60, SHAPE, prefix=namespace).reused
         first.repo.commit(request_bundle(first.repo.namespace, 7, SHAPE))  # a probe's leftover
         first.repo.forget_request("r6")  # an interrupted build goes on from r5
-        first.repo.save_draft("r8", "{}")
+        first.repo.save_draft("r8", "{}", owner="w", first=True)
         again = namespaces.ensure(store, 60, SHAPE, prefix=namespace)
         assert not again.reused and len(again.commit_ms) == 1
         assert [r.id for r in again.repo.history()] == [f"r{n}" for n in range(1, 7)]
@@ -37,7 +37,7 @@ def test_namespace_is_built_through_commits_then_reused(store: Store, namespace:
         namespaces.forget(again.repo, 10**6)  # the request-by-request path of huge namespaces
         assert again.repo.counts().nodes == 0
     finally:
-        first.repo.forget_namespace()
+        first.repo.forget_namespace(force=True)
 
 
 def test_tiny_bench_writes_the_report(store: Store, namespace: str, tmp_path: Path) -> None:
@@ -96,4 +96,4 @@ def test_a_build_out_of_time_is_kept_and_reported(
         again = namespaces.ensure(store, 100, SHAPE, prefix=namespace)
         assert again.complete and len(again.commit_ms) == 9  # the next build goes on from r1
     finally:
-        repo.forget_namespace()
+        repo.forget_namespace(force=True)

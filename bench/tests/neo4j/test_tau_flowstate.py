@@ -72,7 +72,7 @@ def test_the_plan_lives_in_neo4j_and_later_requests_derive_from_it(
         assert [r.summary for r in fs.history()] == [f"Task 17, turn {k}" for k in range(4)]
         assert conv.score.success
     finally:
-        Repository(store, namespace).forget_namespace()
+        Repository(store, namespace).forget_namespace(force=True)
 
 
 def test_one_memory_across_tasks_still_finds_each_tasks_plan(store: Store, data: TauData) -> None:

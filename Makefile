@@ -8,7 +8,7 @@ BIN     = $(VENV)/bin
 $(BIN)/flowstate: pyproject.toml bench/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,mcp]' -e ./bench
+	$(BIN)/pip install --quiet -e '.[dev,mcp,agent]' -e ./bench
 	@touch $@
 
 install: $(BIN)/flowstate

@@ -123,7 +123,7 @@ def _failed(agent: Agent, namespace: str, model: str, error: ModelError) -> Mode
         untouched = False
     if untouched:
         agent.discard()
-        return ModelError(f"{error}. Nothing was done, so request {rid} was not kept")
+        return ModelError(f"{error}. Nothing was done, so nothing was kept")
     return ModelError(f"{error}. Request {rid} is kept: {_how_to_go_on(namespace, model)}")
 
 

@@ -124,7 +124,7 @@ class AgentCore(Generic[R]):
 
     def begin_plan(self, text: str) -> Plan[ActiveState]:
         """Check a new request and give it the next id."""
-        _check_text(text)
+        check_request_text(text)
         interrupted = yield from self.ops.load_draft()
         if interrupted:
             raise UsageError(
@@ -157,6 +157,11 @@ class AgentCore(Generic[R]):
         for entry in new:
             self.index.apply_commit(entry, rels)
             self._last_seq = max(self._last_seq, entry.seq)
+
+    @property
+    def loaded_at(self) -> Stamp | None:
+        """The stamp the index was loaded at (None: never loaded)."""
+        return self._stamp
 
     def adopt(self, index: HistoricalIndex, stamp: Stamp) -> None:
         """Use `index`, as loaded when the namespace had `stamp`."""
@@ -294,7 +299,7 @@ class AgentCore(Generic[R]):
             self.on_step(active)
 
 
-def _check_text(text: str) -> None:
+def check_request_text(text: str) -> None:
     if not text.strip():
         raise UsageError("the request text is empty")
     if not is_unicode(text):

@@ -49,6 +49,7 @@ class WriterLease:
         self.owner = owner or writer_id()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._abandoned = False
 
     def __enter__(self) -> WriterLease:
         self.repo.run(take(self.repo.ops, self.owner, self.ttl_s))
@@ -69,11 +70,21 @@ class WriterLease:
         with contextlib.suppress(FlowStateError):  # the database is gone: the lease expires
             self.repo.release_lease(self.owner)
 
+    def abandon(self) -> None:
+        """Its holder is gone without leaving (a session dropped without commit or discard):
+        stop renewing and give the lease back from the renewal thread, so the namespace is
+        not held for the rest of the process. Safe to call from a finalizer."""
+        self._abandoned = True
+        self._stop.set()
+
     def _renew(self) -> None:
         while not self._stop.wait(max(1.0, self.ttl_s / 3)):
             # Lost or unreachable: the next draft save or commit says so.
             with contextlib.suppress(FlowStateError):
                 self.repo.run(self.repo.ops.renew_lease(self.owner, self.ttl_s))
+        if self._abandoned:
+            with contextlib.suppress(FlowStateError):  # unreachable: the lease expires
+                self.repo.release_lease(self.owner)
 
 
 class AsyncWriterLease:

@@ -15,6 +15,7 @@ and the commit are exactly the agent loop's:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from flowstate.engine.agent import Agent
+from flowstate.engine.committed import committed, committed_result, placeholder
 from flowstate.engine.driver import (
     Approve,
     CallModel,
@@ -35,17 +37,19 @@ from flowstate.engine.driver import (
     StepDriver,
     approver_outcome,
 )
+from flowstate.engine.index import HistoricalIndex
 from flowstate.engine.lease import WriterLease
 from flowstate.engine.report import RejectionKind, StepReport
 from flowstate.engine.step import AgentConfig, Approval
 from flowstate.engine.tools import Tool, ToolResult, bounded
 from flowstate.errors import StoreError, UsageError
 from flowstate.models.active import ActiveState
-from flowstate.models.records import MAX_REQUEST_TEXT_CHARS
+from flowstate.models.records import MAX_REQUEST_TEXT_CHARS, Observation
 from flowstate.models.step import StepOutput
 from flowstate.models.views import IndexState, RevealedState
 from flowstate.safety.redaction import Redactor
 from flowstate.store.codec import describe
+from flowstate.store.namespace_node import Stamp
 from flowstate.store.repository import Repository
 
 
@@ -68,6 +72,8 @@ class Opened:
     requests: dict[str, list[IndexState]] = field(default_factory=dict)
     rejections: list[str] = field(default_factory=list)
     report: StepReport | None = field(default=None, repr=False)
+    # Past observations shown at the far end of a revealed EVIDENCED_BY relation.
+    observations: list[Observation] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,9 @@ class Session:
         self.active = active
         self._approve = approve
         self._lease: WriterLease | None = lease
+        # Dropped without commit, discard or leaving its block: the lease is given back
+        # instead of being renewed for the rest of the process.
+        self._abandon = weakref.finalize(self, lease.abandon)
         self._result: RunResult | None = None
         self._host_output: ToolResult | None = None
         self._saved: str | None = None  # the draft as last saved, so it is not saved again
@@ -121,10 +130,12 @@ class Session:
         config: AgentConfig | None = None,
         approve: Callable[[Approval], Any] | None = None,
         redact: Redactor[Any] | None = None,
+        index: tuple[HistoricalIndex, Stamp] | None = None,
     ) -> Session:
         """Begin a request in `repo`'s namespace: the writer lease is held (and renewed) until
-        it is committed or discarded, and its first draft is saved."""
-        agent, lease = _leased_agent(repo, config, approve, redact)
+        it is committed or discarded, and its first draft is saved. `index` is the
+        namespace's index as loaded at a stamp (brought up to date here), else it is loaded."""
+        agent, lease = _leased_agent(repo, config, approve, redact, index)
         try:
             session = cls(agent, agent.begin(text), approve, lease)
             session._begin()
@@ -149,6 +160,14 @@ class Session:
         agent, lease = _leased_agent(repo, config, approve, redact)
         try:
             draft = repo.load_draft()
+            if draft is None and committed(repo, request_id):
+                # Committed by a process that stopped before it could say so: the host's
+                # retried commit gets the result, every other step "already committed".
+                session = cls(agent, placeholder(repo, request_id), approve, lease)
+                session._result = committed_result(repo, request_id)
+                session._finished_on_pickup = True
+                session._release()
+                return session
             if draft is None or draft[0] != request_id:
                 open_id = f"the open request is {draft[0]}" if draft else "none is open"
                 raise UsageError(
@@ -197,13 +216,41 @@ class Session:
         """Open past states (or collapsed requests) that were shown: their content and their
         relations as type + id. The far ends open only when asked for in a later call."""
         report = self._step({"access": list(ids)})
+        return self.opened(ids, report)
+
+    def opened(self, ids: Sequence[str], report: StepReport | None = None) -> Opened:
+        """What of `ids` is open in this request (revealed states, listed requests, opened
+        observations), with the rejections of `report`."""
         active = self.active
         return Opened(
             states=[active.revealed[i] for i in ids if i in active.revealed],
             requests={i: active.opened_requests[i] for i in ids if i in active.opened_requests},
-            rejections=report.messages,
+            rejections=report.messages if report else [],
             report=report,
+            observations=[
+                active.opened_observations[i] for i in ids if i in active.opened_observations
+            ],
         )
+
+    def shown(self, state_ids: Sequence[str]) -> None:
+        """Count `state_ids` as shown to the host's model (a search listed them), so that it
+        may open them like index lines; kept with the request's next saved step."""
+        self._closed()
+        found = self.active.found
+        found.extend(i for i in dict.fromkeys(state_ids) if i not in found)
+
+    def forgotten(self, gone: Callable[[str], bool]) -> None:
+        """Drop what another call just forgot from this request's view (its next save drops
+        it from the draft too): revealed copies, listed lines, search hits, pending access."""
+        from flowstate.store.drafts import scrub
+
+        scrubbed = scrub(self.active.model_dump_json(), gone)
+        if scrubbed is None:
+            return
+        fresh = ActiveState.model_validate_json(scrubbed)
+        for name in ("revealed", "opened_requests", "opened_observations", "pending_access"):
+            setattr(self.active, name, getattr(fresh, name))
+        self.active.found = fresh.found
 
     def observe(
         self, tool: str, arguments: dict[str, Any], output: str, *, is_error: bool = False
@@ -252,6 +299,7 @@ class Session:
         return self._agent.discard()
 
     def _release(self) -> None:
+        self._abandon.detach()
         if self._lease is not None:
             lease, self._lease = self._lease, None
             lease.__exit__(None, None, None)
@@ -366,11 +414,15 @@ def _leased_agent(
     config: AgentConfig | None,
     approve: Callable[[Approval], Any] | None,
     redact: Redactor[Any] | None,
+    index: tuple[HistoricalIndex, Stamp] | None = None,
 ) -> tuple[Agent, WriterLease]:
     """A session's agent (no model: the host's steps come in as they are; the guard's rules
     always on) and its entered lease."""
-    agent = Agent(repo, None, (), config or SESSION_CONFIG, redact=redact)
+    cached, stamp = index or (None, None)
+    config = config or SESSION_CONFIG
+    agent = Agent(repo, None, (), config, redact=redact, index=cached, stamp=stamp)
     agent.approve = approve or _host_approves
     lease = agent.lease()
     lease.__enter__()
     return agent, lease
+

@@ -54,6 +54,9 @@ class Q(StrEnum):
     COUNT_NAMESPACE = "count_namespace"
     NAMESPACES = "namespaces"
     EXPORT_BUNDLES = "export_bundles"
+    BEGIN_FACT = "begin_fact"
+    SEARCH_STATES = "search_states"
+    DRAFT_AGE = "draft_age"
 
 
 def find_cypher_dir(package_root: Path = _PACKAGE_ROOT) -> Path:

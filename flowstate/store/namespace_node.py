@@ -48,6 +48,16 @@ class Lease(BaseModel):
     expires: datetime
 
 
+class DraftAge(BaseModel):
+    """The open request of a namespace, how long since its draft was saved, and its writer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request_id: str
+    idle_s: int
+    lease: Lease | None = None
+
+
 class NamespaceSummary(BaseModel):
     """One namespace of the database, counted (for `flowstate namespaces`)."""
 

@@ -45,6 +45,7 @@ from flowstate.store.codec import (
 from flowstate.store.commit import write_bundle
 from flowstate.store.namespace_node import (
     DEFAULT_LEASE_S,
+    DraftAge,
     Lease,
     Stamp,
     check_ttl,
@@ -54,6 +55,7 @@ from flowstate.store.namespace_node import (
     stamp_of,
 )
 from flowstate.store.plans import Plan, Read, Stmt, Transaction, TxWork, Write
+from flowstate.store.search import SearchHit, search
 
 R = TypeVar("R", bound=Request | StateNode | Observation | ActionDecision)
 NO_END = 2**62  # "up to the latest request" for index_generation's $to_seq
@@ -149,6 +151,18 @@ class Ops:
         """The in-flight request's `(request_id, payload)`, if one was saved."""
         rows = yield self.read(Q.LOAD_DRAFT)
         return (rows[0]["request_id"], rows[0]["payload"]) if rows else None
+
+    def draft_age(self) -> Plan[DraftAge | None]:
+        """The open request's draft with the seconds since its last save (the server's clock)
+        and the live writer lease; None when no request is open."""
+        [row] = yield self.read(Q.DRAFT_AGE)
+        if row["request_id"] is None:
+            return None
+        return DraftAge(request_id=row["request_id"], idle_s=row["idle_s"], lease=lease_of(row))
+
+    def search(self, words: Sequence[str], limit: int) -> Plan[list[SearchHit]]:
+        """States whose summary or content hold any of `words`, best first."""
+        return (yield from search(self.namespace, words, limit))
 
     # --- writes -----------------------------------------------------------------------------
 

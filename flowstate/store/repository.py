@@ -38,9 +38,10 @@ from flowstate.store.codec import Record, check_id, from_props, shown
 from flowstate.store.commit import write_bundle
 from flowstate.store.connection import Tx
 from flowstate.store.forgetting import Forgetting
-from flowstate.store.namespace_node import DEFAULT_LEASE_S
+from flowstate.store.namespace_node import DEFAULT_LEASE_S, DraftAge
 from flowstate.store.ops import NO_END, STATE_TYPES
 from flowstate.store.plans import Row
+from flowstate.store.search import SearchHit
 
 MAX_PROVENANCE_DEPTH = 20  # the literal bound of provenance.cypher's path pattern
 
@@ -125,6 +126,15 @@ class Repository(Forgetting):
     def load_draft(self) -> tuple[str, str] | None:
         """The in-flight request's `(request_id, payload)`, if one was saved."""
         return self.run(self.ops.load_draft())
+
+    def draft_age(self) -> DraftAge | None:
+        """The open request's draft, seconds since its last save, and the live lease."""
+        return self.run(self.ops.draft_age())
+
+    def search(self, words: Sequence[str], limit: int = 10) -> list[SearchHit]:
+        """States whose summary or content hold any of `words` (plain lowercase words, e.g.
+        from `flowstate.engine.relevance.words`), best first."""
+        return self.run(self.ops.search(words, limit))
 
     def counts(self) -> GraphCounts:
         """Nodes and relationships the namespace holds, drafts included."""

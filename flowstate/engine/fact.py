@@ -111,9 +111,7 @@ def _one_request(
 
 def _relates_to_the_past(step: StepOutput) -> bool:
     """Whether a relation names a past state (the index decides whether it is visible)."""
-    return any(
-        "." in rel.target for op in step.delta for rel in getattr(op, "relations", ())
-    )
+    return any("." in rel.target for op in step.delta for rel in getattr(op, "relations", ()))
 
 
 @cache

@@ -34,7 +34,7 @@ def take(ops: Ops, owner: str, ttl_s: int) -> Plan[None]:
     try:
         yield from ops.acquire_lease(owner, ttl_s)
     except NamespaceBusy as busy:
-        if not (busy.owner and _dead_here(busy.owner)):
+        if not (busy.owner and dead_here(busy.owner)):
             raise
         if not (yield from ops.take_over_lease(busy.owner, owner, ttl_s)):
             yield from ops.acquire_lease(owner, ttl_s)  # someone else was quicker
@@ -122,7 +122,7 @@ class AsyncWriterLease:
                 await self.repo.run(self.repo.ops.renew_lease(self.owner, self.ttl_s))
 
 
-def _dead_here(owner: str) -> bool:
+def dead_here(owner: str) -> bool:
     """Whether `owner` (host:pid:tag) names a process of this host that has exited."""
     parts = owner.rsplit(":", 2)
     if len(parts) != 3 or not parts[1].isdigit():

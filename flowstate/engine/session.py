@@ -425,4 +425,3 @@ def _leased_agent(
     lease = agent.lease()
     lease.__enter__()
     return agent, lease
-

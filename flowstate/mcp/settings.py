@@ -9,6 +9,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class McpSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="FLOWSTATE_MCP_", extra="ignore")
 
+    # The namespace served; bound at start, never taken from a tool argument.
+    namespace: str = Field("default", exclude=True)
+    # Serve the reads only: the write tools are not even listed.
+    read_only: bool = False
+    # List memory_forget (deleting for good is never offered unless asked for at start).
+    allow_forget: bool = False
     # Required to serve HTTP anywhere but loopback; checked on every HTTP request when set.
     token: SecretStr | None = None
     # An open request nobody has touched for this long is discarded (its lease released), so

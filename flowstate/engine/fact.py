@@ -36,7 +36,9 @@ from flowstate.engine.report import StepReport
 from flowstate.errors import FlowStateError, UsageError
 from flowstate.models import ids
 from flowstate.models.active import ActiveState
+from flowstate.models.records import Relation
 from flowstate.models.step import StepOutput
+from flowstate.models.vocab import RelationType
 from flowstate.safety.redaction import Redactor
 from flowstate.store.catalog import Q
 from flowstate.store.codec import describe
@@ -66,16 +68,19 @@ def remember_plan(
     if _relates_to_the_past(step):
         yield from agent.refresh_plan()  # the rules check relations against the index shown
 
-    def work() -> TxWork[RunResult]:
+    def work() -> TxWork[tuple[RunResult, list[Relation]]]:
         return _one_request(agent, text, step, redact)
 
-    result: RunResult = yield Transaction(work)
+    result, relations = yield Transaction(work)
+    if any(r.type is RelationType.SUPERSEDES for r in relations):
+        # The cached index marks what this request superseded (the next refresh would not).
+        yield from agent.refresh_plan(relations)
     return result
 
 
 def _one_request(
     agent: AgentCore[Any], text: str, step: StepOutput, redact: Redactor[Any] | None
-) -> TxWork[RunResult]:
+) -> TxWork[tuple[RunResult, list[Relation]]]:
     ops = agent.ops
     [row] = yield ops.stmt(Q.BEGIN_FACT, owner=agent.writer)
     if not row["started"]:
@@ -106,7 +111,7 @@ def _one_request(
         elif not isinstance(command, SaveDraft):  # one transaction: no draft to keep
             raise FlowStateError(f"a one-call request cannot perform {type(command).__name__}")
         command = driver.send(outcome)
-    return command.result
+    return command.result, command.bundle.relations
 
 
 def _relates_to_the_past(step: StepOutput) -> bool:

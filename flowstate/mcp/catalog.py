@@ -173,9 +173,10 @@ WRITES = [
         "Forget",
         s.ForgetArgs,
         s.ForgetOut,
-        "Forget a request (r3: everything it produced) or one state (r3.key) for good: nodes, "
-        "relationships and every copy in open requests' drafts are deleted. Ask the user "
-        "first; there is no undo.",
+        "Forget a request (r3: everything it produced, and the user's words it kept) or one "
+        "state (r3.key) for good: nodes, relationships and every copy in open requests' drafts "
+        "are deleted. A fact kept with memory_remember is forgotten whole with its request id. "
+        "Ask the user first; there is no undo.",
         read_only=False,
         destructive=True,
         idempotent=True,

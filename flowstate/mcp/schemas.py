@@ -226,7 +226,7 @@ class RequestLinesOut(Out):
 class ObservationOut(Out):
     id: str
     tool: str
-    arguments: dict[str, Any]
+    arguments: str = Field(description="the call's arguments, as JSON text")
     output: str
     is_error: bool
     part: int | None = None

@@ -40,10 +40,7 @@ from flowstate.models.records import Relation
 from flowstate.models.step import StepOutput
 from flowstate.models.vocab import RelationType
 from flowstate.safety.redaction import Redactor
-from flowstate.store.catalog import Q
 from flowstate.store.codec import describe
-from flowstate.store.commit import write_bundle
-from flowstate.store.namespace_node import Lease, busy
 from flowstate.store.plans import Plan, Transaction, TxWork
 
 
@@ -82,15 +79,7 @@ def _one_request(
     agent: AgentCore[Any], text: str, step: StepOutput, redact: Redactor[Any] | None
 ) -> TxWork[tuple[RunResult, list[Relation]]]:
     ops = agent.ops
-    [row] = yield ops.stmt(Q.BEGIN_FACT, owner=agent.writer)
-    if not row["started"]:
-        if row["open_request"]:
-            raise UsageError(
-                f"request {row['open_request']} is open in namespace {ops.namespace!r}: commit "
-                "or discard it first (one request at a time per namespace)"
-            )
-        raise busy(ops.namespace, Lease(owner=row["owner"], expires=row["expires"].to_native()))
-    seq = int(row["seq"])
+    seq = yield from ops.begin_in_transaction(agent.writer)
     active = ActiveState(
         namespace=ops.namespace, request_id=ids.request_id(seq), seq=seq, text=text
     )
@@ -105,7 +94,7 @@ def _one_request(
                 raise UsageError("; ".join(report.messages) or "the delta was refused")
             outcome, sent = step, True
         elif isinstance(command, Commit):
-            yield from write_bundle(ops.namespace, command.bundle)  # rolled back on a refusal
+            yield from ops.commit_in_transaction(command.bundle)  # rolled back on a refusal
         elif isinstance(command, Progress):
             report = command.report
         elif not isinstance(command, SaveDraft):  # one transaction: no draft to keep

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
-from flowstate.errors import NotFoundError, ReadOnlyError, ValidationFailed
+from flowstate.errors import NotFoundError, ReadOnlyError, UsageError, ValidationFailed
 from flowstate.models import (
     EVIDENCE,
     ActionDecision,
@@ -48,6 +48,7 @@ from flowstate.store.namespace_node import (
     DraftAge,
     Lease,
     Stamp,
+    busy,
     check_ttl,
     hold,
     lease_of,
@@ -231,6 +232,26 @@ class Ops:
             yield self.stmt(Q.SAVE_DRAFT, request_id=request_id, payload=kept)
 
         yield Transaction(work)
+
+    def begin_in_transaction(self, owner: str) -> TxWork[int]:
+        """Inside a write transaction: the next request seq for a request begun and committed
+        in that same transaction (the counter node stays write-locked until it ends). Refused
+        while another live writer holds the lease or a request of the namespace is open."""
+        self.writable("start a request")
+        [row] = yield self.stmt(Q.BEGIN_FACT, owner=owner)
+        if row["started"]:
+            return int(row["seq"])
+        if row["open_request"]:
+            raise UsageError(
+                f"request {row['open_request']} is open in namespace {self.namespace!r}: "
+                "commit or discard it first (one request at a time per namespace)"
+            )
+        raise busy(self.namespace, Lease(owner=row["owner"], expires=row["expires"].to_native()))
+
+    def commit_in_transaction(self, bundle: RequestBundle) -> TxWork[None]:
+        """Inside a write transaction: write one finished request (see `commit`)."""
+        self.writable("commit")
+        yield from write_bundle(self.namespace, revalidate(bundle))
 
     def discard_draft(self, request_id: str) -> Plan[bool]:
         """Drop a request's draft; False when there was none."""

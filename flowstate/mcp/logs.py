@@ -33,6 +33,7 @@ def configure(level: int = logging.INFO) -> logging.Logger:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(OneLine())
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
+    logging.captureWarnings(True)  # a library's warning is one line too, not two
     for noisy in ("mcp", "uvicorn", "uvicorn.error", "uvicorn.access", "httpx", "neo4j"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     ours = logging.getLogger(LOGGER)

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -113,23 +113,37 @@ def test_over_stdio(store: Store, repo: Repository, other_repo: Repository) -> N
 def test_over_streamable_http_with_a_token(
     store: Store, repo: Repository, other_repo: Repository, http_server: str
 ) -> None:
-    import httpx2
-    from mcp.client.streamable_http import streamable_http_client
-
     first_requests(store, repo.namespace, other_repo.namespace)
+    headers = {"Authorization": f"Bearer {TOKEN}"}
 
     async def run() -> str:
-        headers = {"Authorization": f"Bearer {TOKEN}"}
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=60) as http,
-            streamable_http_client(http_server, http_client=http) as (read, write, *_),
-            ClientSession(read, write) as session,
-        ):
+        async with AsyncExitStack() as stack:
+            read, write, *_ = await stack.enter_async_context(_http_client(http_server, headers))
+            session = await stack.enter_async_context(ClientSession(read, write))
             await session.initialize()
             return await book_a_hotel(session)
 
     assert asyncio.run(run()) == "r2"
     assert_same_as_the_agent_loop(store, repo, other_repo)
+
+
+@contextlib.asynccontextmanager
+async def _http_client(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
+    """The Python SDK's streamable HTTP client, either line (2.x takes an httpx2 client)."""
+    try:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+    except ImportError:  # 1.x
+        from mcp.client.streamable_http import streamablehttp_client
+
+        async with streamablehttp_client(url, headers=headers) as streams:
+            yield streams
+        return
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        streamable_http_client(url, http_client=http) as streams,
+    ):
+        yield streams
 
 
 def _typescript_host(*args: str) -> dict[str, Any]:
@@ -219,12 +233,19 @@ def test_the_inspector_cli_lists_and_calls(store: Store, repo: Repository) -> No
 
 
 def test_an_unauthenticated_http_call_is_refused(http_server: str) -> None:
-    import httpx2
+    import urllib.error
+    import urllib.request
 
-    initialize = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    initialize = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
     for headers in ({}, {"Authorization": "Bearer wrong"}):
-        answer = httpx2.post(http_server, json=initialize, headers=headers, timeout=30)
-        assert answer.status_code == 401
+        sent = urllib.request.Request(
+            http_server,
+            data=initialize.encode(),
+            headers={"Content-Type": "application/json", **headers},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(sent, timeout=30)
+        assert refused.value.code == 401
 
 
 def test_http_off_loopback_needs_a_token(repo: Repository) -> None:

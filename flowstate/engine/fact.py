@@ -68,7 +68,8 @@ def remember_plan(
     def work() -> TxWork[tuple[RunResult, list[Relation]]]:
         return _one_request(agent, text, step, redact)
 
-    result, relations = yield Transaction(work)
+    done: tuple[RunResult, list[Relation]] = yield Transaction(work)
+    result, relations = done
     if any(r.type is RelationType.SUPERSEDES for r in relations):
         # The cached index marks what this request superseded (the next refresh would not).
         yield from agent.refresh_plan(relations)

@@ -21,7 +21,7 @@ try:  # 2.x
 
     LINE = 2
 except ImportError:  # 1.x
-    from mcp.server.fastmcp import FastMCP as _Server  # type: ignore[no-redef]
+    from mcp.server.fastmcp import FastMCP as _Server  # type: ignore[no-redef, attr-defined]
 
     LINE = 1
 
@@ -66,7 +66,7 @@ def server(name: str, instructions: str, version: str, tools: list[types.Tool], 
     """A server of the installed SDK line that lists `tools` and answers with `call`."""
     schemas = {t.name: t.model_dump(by_alias=True)["inputSchema"] for t in tools}
 
-    class FlowStateServer(_Server):  # type: ignore[misc, valid-type]
+    class FlowStateServer(_Server):
         async def list_tools(self) -> list[types.Tool]:
             return list(tools)
 

@@ -76,9 +76,10 @@ def test_a_read_only_server_lists_only_what_works_there(store: Store, repo: Repo
         assert all(t["annotations"]["readOnlyHint"] for t in tools.values())
         assert "r1.budget" in (await ok(client, "memory_index"))["text"]
         assert (await ok(client, "memory_history"))["requests"][0]["id"] == "r1"
-        assert "r1.budget [constraint]" in (await ok(client, "memory_why", state_id="r1.budget"))[
-            "text"
-        ]
+        assert (
+            "r1.budget [constraint]"
+            in (await ok(client, "memory_why", state_id="r1.budget"))["text"]
+        )
         assert (await ok(client, "memory_reveal", ids=["r1.budget"]))["states"][0]["id"] == (
             "r1.budget"
         )

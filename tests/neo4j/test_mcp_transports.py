@@ -191,9 +191,7 @@ def test_the_typescript_sdk_client_over_stdio(repo: Repository) -> None:
     assert read_only["calls"]["memory_search"][0]["structured"]["hits"]
 
 
-def test_the_typescript_sdk_client_over_streamable_http(
-    repo: Repository, http_server: str
-) -> None:
+def test_the_typescript_sdk_client_over_streamable_http(repo: Repository, http_server: str) -> None:
     _check_typescript_run(_typescript_host("http", http_server, TOKEN), repo)
 
 
@@ -379,7 +377,9 @@ def test_the_log_is_one_line_per_event(store: Store, repo: Repository) -> None:
                 await ok(session, "memory_begin", text="x")
                 for _ in range(3):
                     delta = [{"op": "update", "key": "no\nsuch", "summary": "a\nb"}]
-                    assert (await call(session, "memory_record", request_id="r2", delta=delta)).error
+                    assert (
+                        await call(session, "memory_record", request_id="r2", delta=delta)
+                    ).error
                 assert (await call(session, "memory_record", request_id="r2", delta="[")).error
                 await ok(session, "memory_discard", request_id="r2")
 

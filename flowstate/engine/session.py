@@ -46,6 +46,7 @@ from flowstate.errors import StoreError, UsageError
 from flowstate.models.active import ActiveState
 from flowstate.models.records import MAX_REQUEST_TEXT_CHARS, Observation
 from flowstate.models.step import StepOutput
+from flowstate.models.vocab import RelationType
 from flowstate.models.views import IndexState, RevealedState
 from flowstate.safety.redaction import Redactor
 from flowstate.store.codec import describe
@@ -381,7 +382,11 @@ class Session:
             if isinstance(command, Progress):
                 report = command.report
             command = self._driver.send(self._perform(command))
-        self._agent.refresh_index(command.bundle.relations)
+        relations = command.bundle.relations
+        if any(r.type is RelationType.SUPERSEDES for r in relations):
+            # Marks what it superseded in the cached index; any other commit is picked up by
+            # the next refresh (a request start), so no read is spent on it here.
+            self._agent.refresh_index(relations)
         self._result = command.result
         self._driver = None
         self._release()

@@ -34,8 +34,10 @@ def configure(level: int = logging.INFO) -> logging.Logger:
     handler.setFormatter(OneLine())
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
     logging.captureWarnings(True)  # a library's warning is one line too, not two
-    for noisy in ("mcp", "uvicorn", "uvicorn.error", "uvicorn.access", "httpx", "neo4j"):
+    for noisy in ("mcp", "uvicorn", "uvicorn.error", "uvicorn.access", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # The driver warns at every retry of a transaction; the call's own error says it once.
+    logging.getLogger("neo4j").setLevel(logging.ERROR)
     ours = logging.getLogger(LOGGER)
     ours.setLevel(level)
     return ours

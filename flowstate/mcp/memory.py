@@ -61,8 +61,7 @@ class Memory:
         if not self._ready.wait(wait_s):
             waited = time.monotonic() - self._since
             raise NotReady(
-                f"the memory is not ready yet: {self._phase} ({waited:.0f} s so far; a first "
-                "start of the managed local Neo4j downloads it and takes minutes). Nothing "
+                f"the memory is not ready yet: {self._phase} ({waited:.0f} s so far). Nothing "
                 "was applied: send the same call again in a few seconds"
             )
         if self._error is not None:

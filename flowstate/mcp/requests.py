@@ -37,6 +37,7 @@ class OpenRequest:
         self._session: Session | None = None
         self._touched = clock()
         self._expired: dict[str, float] = {}  # request ids discarded for idling, and when
+        self._discarded: set[str] = set()  # request ids this server discarded when asked
 
     def begin(self, text: str) -> Session:
         with self.lock:
@@ -61,6 +62,11 @@ class OpenRequest:
             self._expire_own()
             session = self._session
             if session is None:
+                if request_id in self._discarded:
+                    raise UsageError(
+                        f"request {request_id} was discarded; nothing of it was committed: "
+                        "memory_begin a new one"
+                    )
                 if request_id in self._expired:
                     raise UsageError(
                         f"request {request_id} was discarded after {self.ttl_s:g} s without a "
@@ -84,9 +90,11 @@ class OpenRequest:
             self._expire_own()
             return self._session
 
-    def close(self, request_id: str) -> None:
+    def close(self, request_id: str, *, discarded: bool = False) -> None:
         """Forget the session after its commit or discard (or a failed step that closed it)."""
         with self.lock:
+            if discarded:
+                self._discarded.add(request_id)
             if self._session is not None and self._session.request_id == request_id:
                 self._session = None
 

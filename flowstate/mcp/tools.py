@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from flowstate.api import FlowState
     from flowstate.engine.session import Opened, Session
     from flowstate.mcp.memory import Memory
+    from flowstate.mcp.requests import OpenRequest
 
 T = TypeVar("T")
 MAX_ERROR_CHARS = 4_000
@@ -115,7 +116,7 @@ class MemoryTools:
         from flowstate.engine.relevance import words
 
         fs, requests = self.memory.get()
-        session = requests.get(args.request_id) if args.request_id else None
+        session = self._open(requests, args.request_id) if args.request_id else None
         hits = fs.search(args.query, args.limit)
         found = [h.id for h in hits]
         if session is not None:
@@ -139,7 +140,7 @@ class MemoryTools:
         if args.request_id is None:
             opened = self._browse(fs, args.ids)
         else:
-            session = requests.get(args.request_id)
+            session = self._open(requests, args.request_id)
             if args.page == 1:
                 opened = self._step(session, lambda x: x.reveal(args.ids))
             else:  # the same ids again: already open, no new step
@@ -237,7 +238,7 @@ class MemoryTools:
         if session.closed:
             raise UsageError(f"request {args.request_id} is already committed")
         dropped = self._step(session, lambda x: x.discard())
-        requests.close(args.request_id)
+        requests.close(args.request_id, discarded=True)
         return s.DiscardOut(request_id=args.request_id, discarded=dropped is not None), (
             f"discarded {args.request_id}: nothing of it was committed"
         )
@@ -259,6 +260,13 @@ class MemoryTools:
 
     def _session(self, request_id: str) -> Session:
         _, requests = self.memory.get()
+        return self._open(requests, request_id)
+
+    def _open(self, requests: OpenRequest, request_id: str) -> Session:
+        if "memory_begin" not in self.listed:
+            raise UsageError(
+                "this server is read-only: no request is open here; call without request_id"
+            )
         return requests.get(request_id)
 
     def _step(self, session: Session, call: Callable[[Session], T]) -> T:

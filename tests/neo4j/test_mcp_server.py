@@ -84,6 +84,8 @@ def test_a_read_only_server_lists_only_what_works_there(store: Store, repo: Repo
             "r1.budget"
         )
         assert [h["id"] for h in (await ok(client, "memory_search", query="hotel budget"))["hits"]]
+        failed = await call(client, "memory_search", query="hotel", request_id="r2")
+        assert failed.error and "read-only" in failed.text and "without request_id" in failed.text
         for tool in ("memory_begin", "memory_remember", "memory_forget", "memory_commit"):
             failed = await call(client, tool, request_id="r2")
             assert failed.error and "unknown tool" in failed.text, tool
@@ -309,6 +311,9 @@ def test_remember_is_one_request_in_one_call(store: Store, repo: Repository) -> 
         failed = await call(client, "memory_remember", summary="y")
         assert failed.error and "r4 is open" in failed.text
         await ok(client, "memory_discard", request_id="r4")
+        for again, extra in (("memory_discard", {}), ("memory_commit", {"answer": "x"})):
+            failed = await call(client, again, request_id="r4", **extra)
+            assert failed.error and "r4 was discarded" in failed.text, again
 
     hosted(store, repo.namespace, script)
     assert [b.request.id for b in repo.bundles()] == ["r1", "r2", "r3"]  # the refused one: none

@@ -359,6 +359,25 @@ def _kill(pattern: str) -> None:
         os.kill(int(pid), signal.SIGKILL)
 
 
+def test_two_servers_remembering_at_once_never_share_an_id(repo: Repository) -> None:
+    async def server(tag: str) -> list[str]:
+        session, stack = await _stdio(repo.namespace, "--draft-ttl", tag)
+        async with stack:
+            await ok(session, "memory_index")  # connected
+            made = []
+            for n in range(10):
+                fact = await ok(session, "memory_remember", summary=f"fact {n} of server {tag}")
+                made.append(fact["request_id"])
+            return made
+
+    async def run() -> list[list[str]]:
+        return list(await asyncio.gather(server("900"), server("901")))
+
+    first, second = asyncio.run(run())
+    assert sorted(first + second, key=lambda r: int(r[1:])) == [f"r{n}" for n in range(1, 21)]
+    assert all(len(b.states) == 1 for b in repo.bundles()) and repo.load_draft() is None
+
+
 def test_the_log_is_one_line_per_event(store: Store, repo: Repository) -> None:
     first_requests(store, repo.namespace)
     params = StdioServerParameters(

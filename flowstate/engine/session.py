@@ -46,8 +46,8 @@ from flowstate.errors import StoreError, UsageError
 from flowstate.models.active import ActiveState
 from flowstate.models.records import MAX_REQUEST_TEXT_CHARS, Observation
 from flowstate.models.step import StepOutput
-from flowstate.models.vocab import RelationType
 from flowstate.models.views import IndexState, RevealedState
+from flowstate.models.vocab import RelationType
 from flowstate.safety.redaction import Redactor
 from flowstate.store.codec import describe
 from flowstate.store.namespace_node import Stamp

@@ -20,7 +20,51 @@ from collections.abc import Mapping
 _WORD = re.compile(r"[^\W_]+")
 # Words too common to tell states apart in any request.
 STOPWORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "i", "in", "is", "it", "its", "me", "my", "of", "on", "or", "our", "please", "that", "the", "their", "them", "this", "to", "us", "was", "we", "were", "what", "when", "where", "which", "who", "will", "with", "you", "your"]
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "please",
+        "that",
+        "the",
+        "their",
+        "them",
+        "this",
+        "to",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "will",
+        "with",
+        "you",
+        "your",
+    ]
 )
 K1, B = 1.2, 0.75
 

@@ -19,8 +19,9 @@ Say = Callable[[str], None]
 Opener = Callable[[Say], "FlowState"]
 
 # How long a tool call waits for a connection under way before it says "not ready yet": a
-# configured server usually answers well within it.
-WAIT_S = 3.0
+# configured server answers well within it, even on a loaded machine; hosts wait longer
+# for a tool call than for `initialize`.
+WAIT_S = 10.0
 
 
 class NotReady(StoreUnavailable):

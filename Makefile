@@ -8,10 +8,18 @@ BIN     = $(VENV)/bin
 $(BIN)/flowstate: pyproject.toml bench/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,mcp]' -e ./bench
+	$(BIN)/pip install --quiet -e '.[dev,mcp,agent]' -e ./bench
 	@touch $@
 
-install: $(BIN)/flowstate
+# The MCP clients the tests drive the server with (TypeScript SDK, MCP Inspector), from npm.
+NODE_CLIENTS = tests/node/node_modules/.package-lock.json
+
+$(NODE_CLIENTS): tests/node/package.json tests/node/package-lock.json
+	@command -v npm >/dev/null || { echo "make: npm is missing: the MCP tests need node and npm" >&2; exit 1; }
+	npm ci --prefix tests/node --no-audit --no-fund --loglevel=error
+	@touch $@
+
+install: $(BIN)/flowstate $(NODE_CLIENTS)
 
 demo: install
 	$(BIN)/flowstate demo
@@ -28,4 +36,4 @@ neo4j-stop: install
 	$(BIN)/flowstate neo4j stop
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis tests/node/node_modules

@@ -15,20 +15,26 @@ from typing import Any, Self
 from pydantic import SecretStr
 
 from flowstate.engine.agent import Agent, AgentConfig
+from flowstate.engine.driver import RunResult
+from flowstate.engine.fact import remember_plan
 from flowstate.engine.index import HistoricalIndex, RenderedIndex
-from flowstate.engine.session import Session
+from flowstate.engine.relevance import words
+from flowstate.engine.session import SESSION_CONFIG, Session
 from flowstate.engine.step import Approval
 from flowstate.engine.tools import Tool
 from flowstate.errors import NotFoundError, UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.llm.scripted import ScriptedModel
+from flowstate.models import ids
 from flowstate.models.records import Request
 from flowstate.models.views import RevealedState
 from flowstate.safety.redaction import Redactor
 from flowstate.safety.retention import RetentionPolicy, apply_retention
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
+from flowstate.store.base import GraphCounts
 from flowstate.store.holds import OpenRequest
+from flowstate.store.search import SearchHit
 
 
 class FlowState:
@@ -39,6 +45,7 @@ class FlowState:
         self.store = store
         self.repository = Repository(store, namespace, read_only=read_only)
         self._owns_store = False
+        self._host: Agent | None = None  # the index as hosts see it, kept between calls
 
     @classmethod
     def connect(
@@ -111,7 +118,65 @@ class FlowState:
     ) -> Session:
         """A request driven by another agent loop (the host's model emits the steps): see
         `flowstate.engine.session`. Same rules, drafts and commit as `fs.agent(...).run`."""
-        return Session.start(self.repository, text, config=config, approve=approve, redact=redact)
+        host = self._hosted()
+        loaded = host.loaded_at
+        index = (host.index, loaded) if config is None and loaded is not None else None
+        return Session.start(
+            self.repository, text, config=config, approve=approve, redact=redact, index=index
+        )
+
+    def remember(
+        self,
+        delta: Sequence[dict[str, Any]],
+        text: str,
+        *,
+        summary: str = "",
+        answer: str = "",
+        redact: Redactor[Any] | None = None,
+    ) -> RunResult:
+        """A whole request in one call and one transaction: begin it with `text`, apply
+        `delta` under the ISU rules, commit it (see `flowstate.engine.fact`).
+
+            fs.remember([{"op": "add", "key": "home_city", "category": "preference",
+                          "summary": "Lives in Porto", "content": "Lives in Porto"}],
+                        "I moved to Porto")
+        """
+        plan = remember_plan(
+            self._hosted(), text, delta, answer=answer, summary=summary, redact=redact
+        )
+        return self.repository.run(plan)
+
+    def search(self, text: str, limit: int = 10) -> list[SearchHit]:
+        """States whose summary or content share words with `text` (Neo4j full-text index, no
+        model call), best first; other namespaces are never searched.
+
+            [hit.id for hit in fs.search("hotel budget")]     # ['r1.budget', ...]
+        """
+        wanted = words(text)
+        return self.repository.search(wanted, limit) if wanted else []
+
+    def forget(self, record_id: str) -> GraphCounts:
+        """Forget a request (with everything it produced) or one state, drafts included;
+        what was deleted. The same scrub as `flowstate forget ID`."""
+        if ids.is_request_id(record_id):
+            return self.repository.forget_request(record_id)
+        if ids.is_state_id(record_id):
+            return self.repository.forget_state(record_id)
+        raise UsageError(f"{record_id[:60]!r} is neither a request id (r3) nor a state id (r3.key)")
+
+    def shown_index(self, text: str | None = None) -> RenderedIndex:
+        """The index a host's model is shown (for a request whose text is `text`), brought up
+        to date from the last call: only what changed since is read."""
+        host = self._hosted()
+        host.refresh_index()
+        return host.index.render(text)
+
+    def _hosted(self) -> Agent:
+        """An agent without a model, kept for the front door's request work (begin, one-call
+        requests, discard): its index is loaded once, then followed commit by commit."""
+        if self._host is None:
+            self._host = Agent(self.repository, None, (), SESSION_CONFIG)
+        return self._host
 
     def pending(self) -> list[OpenRequest]:
         """Every open request of the namespace: running now (`held`: a live writer holds it)
@@ -127,16 +192,12 @@ class FlowState:
                     f"request {request_id} is not open in namespace {self.namespace!r}"
                 )
             return request_id
-        return self.repository.run(self._writer().chosen_plan(None))
+        return self.repository.run(self._hosted().chosen_plan(None))
 
     def discard(self, request_id: str | None = None) -> str:
         """Drop an interrupted request (chosen as by `chosen`): nothing of it is committed.
         RequestHeld while a live writer runs it. Its id."""
-        return self._writer().discard(request_id)
-
-    def _writer(self) -> Agent:
-        """An agent without a model, for the writer's plans (discard, choosing a request)."""
-        return Agent(self.repository, None)
+        return self._hosted().discard(request_id)
 
     def index(self, budget_tokens: int | None = None, model: str | None = None) -> RenderedIndex:
         """The Historical State Index exactly as an agent's prompt would show it."""

@@ -6,7 +6,7 @@
         print((await fs.index()).text)
 
 Nothing here blocks the event loop on Neo4j: connecting, loading the index, every request's
-reads, draft saves, commits and the writer lease are awaited. Forgetting, retention, export
+reads, draft saves, commits and request holds are awaited. Forgetting, retention, export
 and import are sync-only (`FlowState`), as are the CLI's memory commands.
 """
 

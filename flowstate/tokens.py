@@ -33,13 +33,22 @@ REPLY_PRIMING = 3
 
 
 def _bundled_cache_dir() -> str | None:
-    # litellm ships the BPE files for cl100k_base and o200k_base; pointing tiktoken at them
-    # keeps counting offline. find_spec locates the package without importing it (slow).
+    # The BPE files of o200k_base and cl100k_base ship in the wheel (flowstate/_tiktoken, named
+    # as tiktoken's cache names them), so counting works offline and without litellm; litellm
+    # ships the same files, used when ours are missing (an unusual install).
+    ours = Path(__file__).resolve().parent / "_tiktoken"
+    if (ours / _O200K_CACHE_NAME).is_file():
+        return str(ours)
+    # find_spec locates litellm without importing it (slow).
     spec = importlib.util.find_spec("litellm")
     if spec is None or not spec.submodule_search_locations:
         return None
     path = Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
     return str(path) if path.is_dir() else None
+
+
+# tiktoken caches a file under the SHA-1 of its address.
+_O200K_CACHE_NAME = "fb374d419588a4632f3f557e76b4b70aebbca790"
 
 
 def encoding_name(model: str | None = None) -> str:

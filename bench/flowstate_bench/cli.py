@@ -78,3 +78,41 @@ def bench(
 bench.add_command(tau)
 bench.add_command(arena)
 bench.add_command(faults)
+
+
+@bench.command(name="mcp")
+@click.option("--rounds", type=click.IntRange(3, 10_000), default=30, show_default=True)
+@click.option(
+    "--neo4j-memory",
+    "neo4j_memory",
+    default=None,
+    help="Command of Neo4j Labs' mcp-neo4j-memory server, measured side by side.",
+)
+@click.option(
+    "--unconfigured",
+    is_flag=True,
+    help="Also time a cold start with no Neo4j configured (starts a spare managed server).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@fails_cleanly
+def mcp_bench(rounds: int, neo4j_memory: str | None, unconfigured: bool, as_json: bool) -> None:
+    """Time `flowstate mcp` as a host sees it: the one-fact round trip (write and read back)
+    beside a bare Bolt write in the same run, and the first answer to `initialize`.
+
+    \b
+    Example:
+      flowstate bench mcp --rounds 50 --neo4j-memory /tmp/venv/bin/mcp-neo4j-memory
+    """
+    import json
+
+    from flowstate.local.embedded import resolve_database
+    from flowstate.settings import LocalServerSettings, Neo4jSettings
+    from flowstate_bench.mcp_bench import run_mcp_bench
+
+    settings = resolve_database(Neo4jSettings(), LocalServerSettings(), click.echo)
+    report = run_mcp_bench(settings.uri, rounds, neo4j_memory, unconfigured)
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    for section, figures in report.items():
+        click.echo(f"{section}: {json.dumps(figures)}")

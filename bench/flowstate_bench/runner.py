@@ -93,7 +93,8 @@ def require_extras() -> None:
     missing = [m for m in ("rank_bm25", "matplotlib") if importlib.util.find_spec(m) is None]
     if missing:
         raise UsageError(
-            f"flowstate bench needs {', '.join(missing)}: pip install ./bench (flowstate-bench)"
+            f"flowstate bench needs {', '.join(missing)}: "
+            "pip install ./bench (flowstate-memory-bench)"
         )
 
 

@@ -15,7 +15,7 @@ from flowstate.cli.show_command import show
 
 
 @click.group(cls=PluginGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="flowstate")
+@click.version_option(package_name="flowstate-memory")
 def main() -> None:
     """FlowState: the agent's execution state, kept in Neo4j, is its memory.
 

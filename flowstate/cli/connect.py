@@ -6,6 +6,7 @@ The library is imported when a command opens its memory, not when the command is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import click
@@ -28,10 +29,17 @@ def namespace_option(fn):  # noqa: ANN001, ANN201
     )(fn)
 
 
-def open_memory(namespace: str, *, read_only: bool = False, retention: bool = True) -> FlowState:
+def open_memory(
+    namespace: str,
+    *,
+    read_only: bool = False,
+    retention: bool = True,
+    say: Callable[[str], None] | None = None,
+) -> FlowState:
     """Connect to the configured (or managed local) Neo4j. A writable namespace gets
     FLOWSTATE_RETENTION applied first (unless `retention=False`), and what it expired is said
-    on stderr; read-only commands neither read nor apply it."""
+    on stderr (or to `say`); read-only commands neither read nor apply it."""
+    say = say or _say
     from flowstate.api import FlowState
     from flowstate.local.embedded import resolve_database
     from flowstate.safety.retention import RetentionPolicy
@@ -43,7 +51,7 @@ def open_memory(namespace: str, *, read_only: bool = False, retention: bool = Tr
     if not read_only and retention:
         text = MemorySettings().retention
         policy = RetentionPolicy.parse(text, RETENTION_VARIABLE) if text else None
-    settings = resolve_database(Neo4jSettings(), LocalServerSettings(), _say)
+    settings = resolve_database(Neo4jSettings(), LocalServerSettings(), say)
     fs = FlowState.connect(settings=settings, namespace=namespace, read_only=read_only)
     if policy is not None:
         try:
@@ -53,7 +61,7 @@ def open_memory(namespace: str, *, read_only: bool = False, retention: bool = Tr
             raise
         said = expired_text(expired)
         if said:
-            _say(f"{RETENTION_VARIABLE} ({policy.describe()}): expired {said}.")
+            say(f"{RETENTION_VARIABLE} ({policy.describe()}): expired {said}.")
     return fs
 
 

@@ -9,6 +9,7 @@ import click
 
 from flowstate.cli.common import emit, fails_cleanly
 from flowstate.cli.connect import open_memory
+from flowstate.errors import UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -45,7 +46,12 @@ def demo(namespace: str, reset: bool, model: str | None, as_json: bool) -> None:
       flowstate demo --reset -N demo --json
       flowstate demo -m gpt-4o-mini        # needs OPENAI_API_KEY
     """
-    from rich.console import Console
+    try:
+        from rich.console import Console
+    except ImportError as e:
+        raise UsageError(
+            f"the demo needs the agent extra: pip install 'flowstate-memory[agent]' ({e})"
+        ) from e
 
     from flowstate.demo.runner import run_demo
     from flowstate.demo.scenario import REQUESTS, scripted_policy

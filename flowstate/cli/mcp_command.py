@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
 import click
 
 from flowstate.cli.common import fails_cleanly
-from flowstate.cli.connect import namespace_option, open_memory
+from flowstate.cli.connect import namespace_option
 from flowstate.errors import UsageError
 
 
@@ -19,7 +25,10 @@ from flowstate.errors import UsageError
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP only.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535))
-@click.option("--read-only", is_flag=True, help="Serve reads only; every write is refused.")
+@click.option("--read-only", is_flag=True, help="Serve reads only; write tools are not listed.")
+@click.option(
+    "--allow-forget", is_flag=True, help="List memory_forget (deletes for good; off by default)."
+)
 @click.option(
     "--token",
     envvar="FLOWSTATE_MCP_TOKEN",
@@ -32,6 +41,11 @@ from flowstate.errors import UsageError
     help="Seconds before an untouched open request is discarded "
     "[default: FLOWSTATE_MCP_DRAFT_TTL_S or 1800].",
 )
+@click.option(
+    "--print-config",
+    is_flag=True,
+    help="Print the host configuration block (absolute command path) and exit.",
+)
 @fails_cleanly
 def mcp(
     namespace: str,
@@ -39,32 +53,75 @@ def mcp(
     host: str,
     port: int,
     read_only: bool,
+    allow_forget: bool,
     token: str | None,
     draft_ttl: float | None,
+    print_config: bool,
 ) -> None:
     """Serve NAMESPACE's memory over MCP (tools memory_*, resource flowstate://index).
 
     The host's model emits every step; FlowState checks it with the agent loop's rules,
     stores it, and calls no model. The namespace is fixed here, never by a tool argument.
+    The server answers at once and reaches (or starts) Neo4j in the background.
 
     \b
     Examples:
-      flowstate mcp -N trips
-      claude mcp add flowstate -- flowstate mcp -N trips
+      flowstate mcp -N trips --print-config
+      claude mcp add flowstate -- "$(command -v flowstate)" mcp -N trips
       flowstate mcp -N trips --transport streamable-http --port 8765 --read-only
     """
+    from flowstate.models.ids import NAMESPACE_PATTERN
+
+    if not re.fullmatch(NAMESPACE_PATTERN, namespace):
+        raise UsageError(
+            f"invalid namespace {namespace[:60]!r}: use 1-128 letters, digits, '_', '.' or '-', "
+            "starting with a letter or digit"
+        )
+    flags = [*(["--read-only"] if read_only else []), *(["--allow-forget"] if allow_forget else [])]
+    if print_config:
+        click.echo(host_config(namespace, flags))
+        return
     try:
+        from flowstate.mcp import logs
+        from flowstate.mcp.memory import Memory
         from flowstate.mcp.server import serve
         from flowstate.mcp.settings import McpSettings
     except ImportError as e:
         raise UsageError(
-            f"the MCP server needs the mcp extra: pip install 'flowstate[mcp]' ({e})"
+            f"the MCP server needs the mcp extra: pip install 'flowstate-memory[mcp]' ({e})"
         ) from e
-    overrides: dict[str, object] = {}
+    overrides: dict[str, object] = {
+        "namespace": namespace,
+        "read_only": read_only,
+        "allow_forget": allow_forget and not read_only,
+    }
     if token:
         overrides["token"] = token
     if draft_ttl is not None:
         overrides["draft_ttl_s"] = draft_ttl
     settings = McpSettings.model_validate(McpSettings().model_dump() | overrides)
-    with open_memory(namespace, read_only=read_only) as fs:
-        serve(fs, settings, transport, host, port)
+    logs.configure()
+
+    def open_fs(say: logs.Say):  # noqa: ANN202
+        from flowstate.cli.connect import open_memory
+
+        return open_memory(namespace, read_only=read_only, say=say)
+
+    serve(Memory(open_fs, settings.draft_ttl_s, logs.say), settings, transport, host, port)
+
+
+def host_config(namespace: str, flags: list[str]) -> str:
+    """The `mcpServers` block for Claude Desktop, Cursor and the like, with this executable's
+    absolute path: hosts start servers without the user's PATH (a venv is never on it)."""
+    command = shutil.which("flowstate") or sys.argv[0]
+    command = str(Path(command).resolve())
+    block = {
+        "mcpServers": {
+            "flowstate": {
+                "command": command,
+                "args": ["mcp", "--namespace", namespace, *flags],
+                "env": {"FLOWSTATE_NEO4J_URI": "bolt://127.0.0.1:7687"},
+            }
+        }
+    }
+    return json.dumps(block, indent=2)

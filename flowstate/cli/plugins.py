@@ -1,5 +1,5 @@
 """Command families from other distributions, found through the `flowstate.commands` entry
-point group. The benchmarks live in `flowstate-bench`; without it, `flowstate bench` says how
+point group. The benchmarks live in `flowstate-memory-bench`; without it, `flowstate bench` says how
 to install it instead of failing with "no such command"."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import click
 GROUP = "flowstate.commands"
 INSTALL_HINTS = {
     "bench": (
-        "the benchmarks are the separate distribution flowstate-bench: "
-        "pip install ./bench (from a checkout) or pip install flowstate-bench"
+        "the benchmarks are the separate distribution flowstate-memory-bench: "
+        "pip install ./bench (from a checkout)"
     ),
 }
 

@@ -38,6 +38,7 @@ from flowstate.models.records import Relation
 from flowstate.models.step import StepOutput
 from flowstate.safety.redaction import Redactor
 from flowstate.store.holds import OpenRequest
+from flowstate.store.namespace_node import Stamp
 from flowstate.store.repository import Repository
 
 __all__ = ["Agent", "AgentConfig", "RunResult"]
@@ -58,13 +59,15 @@ class Agent(AgentCore[Repository]):
         approve: Approver | None = None,
         redact: Redactor[Any] | None = None,
         index: HistoricalIndex | None = None,
+        stamp: Stamp | None = None,
     ) -> None:
-        """`index`, when given, is used as this namespace's index instead of loading it."""
+        """`index`, when given, is used as this namespace's index instead of loading it (as
+        loaded at `stamp`, when given; else it is taken to be current)."""
         super().__init__(repo, model, tools, config, approve, redact)
         if index is None:
             self.refresh_index()
         else:
-            self.adopt(index, repo.stamp())
+            self.adopt(index, stamp if stamp is not None else repo.stamp())
 
     def run(self, text: str) -> RunResult:
         """Run one request to its end and commit what it created."""

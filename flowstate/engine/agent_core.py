@@ -126,7 +126,7 @@ class AgentCore(Generic[R]):
 
     def begin_plan(self, text: str) -> Plan[ActiveState]:
         """Check a new request and give it the next id (its first draft save holds it)."""
-        _check_text(text)
+        check_request_text(text)
         yield from self.refresh_plan()
         yield from self.index.load_matching(self.ops, text)
         seq = yield from self.ops.allocate_request_seq()  # never handed out again
@@ -156,6 +156,11 @@ class AgentCore(Generic[R]):
         for entry, supersedes in (yield from self.ops.index_since(seen.committed)):
             self.index.apply_commit(entry, [*own, *supersedes])
         self._stamp = stamp
+
+    @property
+    def loaded_at(self) -> Stamp | None:
+        """The stamp the index was loaded at (None: never loaded)."""
+        return self._stamp
 
     def adopt(self, index: HistoricalIndex, stamp: Stamp) -> None:
         """Use `index`, as loaded when the namespace had `stamp`."""
@@ -350,7 +355,7 @@ class AgentCore(Generic[R]):
             self.on_step(active)
 
 
-def _check_text(text: str) -> None:
+def check_request_text(text: str) -> None:
     if not text.strip():
         raise UsageError("the request text is empty")
     if not is_unicode(text):

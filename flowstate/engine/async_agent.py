@@ -1,5 +1,5 @@
 """The async shell: every Neo4j operation on the async driver, the model, async tools and
-async approvers awaited, the writer lease renewed by an asyncio task.
+async approvers awaited, the request hold renewed by an asyncio task.
 
     agent = AsyncAgent(arepo, model, tools)     # no I/O: the index loads at the first request
     result = await agent.arun("Find us a hotel in Lisbon")

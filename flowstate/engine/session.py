@@ -15,6 +15,8 @@ and the commit are exactly the agent loop's:
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from flowstate.engine.agent import Agent
+from flowstate.engine.committed import committed, committed_result, placeholder
 from flowstate.engine.driver import (
     Approve,
     CallModel,
@@ -37,16 +40,19 @@ from flowstate.engine.driver import (
     approver_outcome,
 )
 from flowstate.engine.hold import RequestHold
+from flowstate.engine.index import HistoricalIndex
 from flowstate.engine.report import RejectionKind, StepReport
 from flowstate.engine.step import AgentConfig, Approval
 from flowstate.engine.tools import Tool, ToolResult, bounded
 from flowstate.errors import StoreError, UsageError
 from flowstate.models.active import ActiveState
-from flowstate.models.records import MAX_REQUEST_TEXT_CHARS
+from flowstate.models.records import MAX_REQUEST_TEXT_CHARS, Observation
 from flowstate.models.step import StepOutput
 from flowstate.models.views import IndexState, RevealedState
+from flowstate.models.vocab import RelationType
 from flowstate.safety.redaction import Redactor
 from flowstate.store.codec import describe
+from flowstate.store.namespace_node import Stamp
 from flowstate.store.repository import Repository
 
 
@@ -69,6 +75,8 @@ class Opened:
     requests: dict[str, list[IndexState]] = field(default_factory=dict)
     rejections: list[str] = field(default_factory=list)
     report: StepReport | None = field(default=None, repr=False)
+    # Past observations shown at the far end of a revealed EVIDENCED_BY relation.
+    observations: list[Observation] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,13 @@ class Guarded:
 
 # A host's request may take many calls; the step limit is a backstop, not a budget.
 SESSION_CONFIG = AgentConfig(max_steps=1_000)
+
+
+def _let_go(hold: RequestHold) -> None:
+    """Release a dropped session's hold off the collector's thread (a database call there
+    could stall whatever code the collection interrupted)."""
+    with contextlib.suppress(RuntimeError):  # interpreter shutdown: the hold lapses instead
+        threading.Thread(target=hold.__exit__, args=(None, None, None), daemon=True).start()
 
 
 def _host_approves(_asked: Approval) -> bool:
@@ -101,9 +116,9 @@ class Session:
         self.active = active
         self._approve = approve
         self._hold: RequestHold | None = agent.hold(active.request_id).__enter__()
-        # A session dropped without commit or discard stops renewing its hold when it is
-        # collected, so the request's hold lapses and another writer may pick it up.
-        weakref.finalize(self, self._hold.stop)
+        # Dropped without commit, discard or leaving its block: when it is collected its hold
+        # is let go, so another writer may pick the request up at once.
+        self._abandon = weakref.finalize(self, _let_go, self._hold)
         self._result: RunResult | None = None
         self._host_output: ToolResult | None = None
         self._saved: str | None = None  # the draft as last saved, so it is not saved again
@@ -124,11 +139,13 @@ class Session:
         config: AgentConfig | None = None,
         approve: Callable[[Approval], Any] | None = None,
         redact: Redactor[Any] | None = None,
+        index: tuple[HistoricalIndex, Stamp] | None = None,
     ) -> Session:
         """Begin a request in `repo`'s namespace, held by this session (and renewed) until it
         is committed, discarded or left; its first draft is saved. Other requests may run in
-        the namespace at the same time."""
-        agent = _host_agent(repo, config, approve, redact)
+        the namespace at the same time. `index` is the namespace's index as loaded at a stamp
+        (brought up to date here), else it is loaded."""
+        agent = _host_agent(repo, config, approve, redact, index)
         session = cls(agent, agent.begin(text), approve)
         try:
             session._begin()
@@ -152,6 +169,14 @@ class Session:
         live writer holds it. A step the process was in the middle of is finished as an
         agent's `resume()` finishes it."""
         agent = _host_agent(repo, config, approve, redact)
+        if repo.open_request(request_id) is None and committed(repo, request_id):
+            # Committed by a process that stopped before it could say so: the host's retried
+            # commit gets the result, every other step "already committed".
+            session = cls(agent, placeholder(repo, request_id), approve)
+            session._result = committed_result(repo, request_id)
+            session._finished_on_pickup = True
+            session._release()
+            return session
         payload = repo.run(agent.take_plan(request_id))
         session = cls(agent, ActiveState.model_validate_json(payload), approve)
         try:
@@ -199,13 +224,41 @@ class Session:
         """Open past states (or collapsed requests) that were shown: their content and their
         relations as type + id. The far ends open only when asked for in a later call."""
         report = self._step({"access": list(ids)})
+        return self.opened(ids, report)
+
+    def opened(self, ids: Sequence[str], report: StepReport | None = None) -> Opened:
+        """What of `ids` is open in this request (revealed states, listed requests, opened
+        observations), with the rejections of `report`."""
         active = self.active
         return Opened(
             states=[active.revealed[i] for i in ids if i in active.revealed],
             requests={i: active.opened_requests[i] for i in ids if i in active.opened_requests},
-            rejections=report.messages,
+            rejections=report.messages if report else [],
             report=report,
+            observations=[
+                active.opened_observations[i] for i in ids if i in active.opened_observations
+            ],
         )
+
+    def shown(self, state_ids: Sequence[str]) -> None:
+        """Count `state_ids` as shown to the host's model (a search listed them), so that it
+        may open them like index lines; kept with the request's next saved step."""
+        self._closed()
+        found = self.active.found
+        found.extend(i for i in dict.fromkeys(state_ids) if i not in found)
+
+    def forgotten(self, gone: Callable[[str], bool]) -> None:
+        """Drop what another call just forgot from this request's view (its next save drops
+        it from the draft too): revealed copies, listed lines, search hits, pending access."""
+        from flowstate.store.drafts import scrub
+
+        scrubbed = scrub(self.active.model_dump_json(), gone)
+        if scrubbed is None:
+            return
+        fresh = ActiveState.model_validate_json(scrubbed)
+        for name in ("revealed", "opened_requests", "opened_observations", "pending_access"):
+            setattr(self.active, name, getattr(fresh, name))
+        self.active.found = fresh.found
 
     def observe(
         self, tool: str, arguments: dict[str, Any], output: str, *, is_error: bool = False
@@ -255,6 +308,7 @@ class Session:
         return gone
 
     def _release(self) -> None:
+        self._abandon.detach()
         if self._hold is not None:
             hold, self._hold = self._hold, None
             hold.__exit__(None, None, None)
@@ -344,7 +398,11 @@ class Session:
             if isinstance(command, Progress):
                 report = command.report
             command = self._driver.send(self._perform(command))
-        self._agent.refresh_index(command.bundle.relations)
+        relations = command.bundle.relations
+        if any(r.type is RelationType.SUPERSEDES for r in relations):
+            # Marks what it superseded in the cached index; any other commit is picked up by
+            # the next refresh (a request start), so no read is spent on it here.
+            self._agent.refresh_index(relations)
         self._result = command.result
         self._driver = None
         self._release()
@@ -377,9 +435,12 @@ def _host_agent(
     config: AgentConfig | None,
     approve: Callable[[Approval], Any] | None,
     redact: Redactor[Any] | None,
+    index: tuple[HistoricalIndex, Stamp] | None = None,
 ) -> Agent:
     """A session's agent: no model (the host's steps come in as they are), the guard's rules
     always on."""
-    agent = Agent(repo, None, (), config or SESSION_CONFIG, redact=redact)
+    cached, stamp = index or (None, None)
+    config = config or SESSION_CONFIG
+    agent = Agent(repo, None, (), config, redact=redact, index=cached, stamp=stamp)
     agent.approve = approve or _host_approves
     return agent

@@ -94,6 +94,7 @@ class StepLogic:
     def visibility(self, active: ActiveState, index: RenderedIndex) -> Visibility:
         listed = [s for states in active.opened_requests.values() for s in states]
         opened = {s.id for s in listed} | {s.superseded_by for s in listed if s.superseded_by}
+        opened |= set(active.found)  # a search's hits were shown to the model
         return Visibility(
             request_id=active.request_id,
             index_states=index.state_ids,

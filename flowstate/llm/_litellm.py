@@ -8,7 +8,16 @@ import os
 # the copy bundled with litellm is good enough. setdefault: a user's explicit choice wins.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-import litellm  # noqa: E402
+from flowstate.errors import UsageError  # noqa: E402
+
+AGENT_EXTRA = "pip install 'flowstate-memory[agent]'"
+
+try:
+    import litellm  # noqa: E402
+except ImportError as e:  # the memory and the MCP server run without it; model calls do not
+    raise UsageError(
+        f"calling a model needs litellm, which the agent extra installs: {AGENT_EXTRA} ({e})"
+    ) from e
 
 # litellm prints help banners to stdout when a call fails; our errors carry the detail, and
 # stdout belongs to the CLI (whose --json output they would corrupt).

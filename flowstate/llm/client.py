@@ -302,6 +302,25 @@ def check_model(model: str) -> None:
             f"unknown model {model!r}: litellm cannot tell its provider; use a litellm model "
             "name such as gpt-4o-mini or anthropic/claude-3-5-haiku-latest"
         ) from e
+    missing = missing_credentials(model)
+    if missing:
+        raise UsageError(
+            f"model {model!r} needs {' and '.join(missing)} in the environment, and "
+            f"{'it is' if len(missing) == 1 else 'they are'} not set"
+        )
+
+
+def missing_credentials(model: str) -> list[str]:
+    """The provider's API key variables litellm expects for `model` that are unset (a key a
+    call cannot work without; a base URL with a default, like Ollama's, is not counted)."""
+    from flowstate.llm._litellm import litellm
+
+    try:
+        found = litellm.validate_environment(model=model)
+    except Exception:
+        return []  # litellm cannot tell: the call itself will say
+    keys = [k for k in found.get("missing_keys") or [] if isinstance(k, str)]
+    return [k for k in keys if k.endswith(("_API_KEY", "_ACCESS_KEY_ID", "_TOKEN"))]
 
 
 # Provider messages that mean the call can never work as configured: retrying only delays the

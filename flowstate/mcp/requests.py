@@ -7,12 +7,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from flowstate.engine.session import Session
 from flowstate.errors import RequestHeld, UsageError
-from flowstate.store import Repository
 from flowstate.store.codec import check_id
 from flowstate.store.namespace_node import writer_id
+
+if TYPE_CHECKING:
+    from flowstate.api import FlowState
+    from flowstate.engine.session import Session
 
 
 class OpenRequests:
@@ -24,29 +27,37 @@ class OpenRequests:
     """
 
     def __init__(
-        self, repo: Repository, ttl_s: float, clock: Callable[[], float] = time.monotonic
+        self, fs: FlowState, ttl_s: float, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self.repo = repo
+        self.fs = fs
+        self.repo = fs.repository
         self.ttl_s = ttl_s
         self.lock = threading.RLock()
         self._clock = clock
         self._sessions: dict[str, Session] = {}
         self._touched: dict[str, float] = {}
         self._expired: dict[str, float] = {}  # request ids discarded for idling, and when
+        self._discarded: set[str] = set()  # request ids this server discarded when asked
         self.writer = writer_id()  # the name this server discards lapsed requests under
 
     def begin(self, text: str) -> Session:
         with self.lock:
             self.expire()
-            return self._keep(Session.start(self.repo, text))
+            return self._keep(self.fs.begin(text))
 
     def get(self, request_id: str) -> Session:
-        """The open session `request_id`, resumed from its draft when this process has none."""
+        """The open session `request_id`, resumed from its draft when this process has none
+        (or, for a request committed meanwhile, a closed session with its result)."""
         check_id("request", request_id)
         with self.lock:
             self.expire()
             session = self._sessions.get(request_id)
             if session is None:
+                if request_id in self._discarded:
+                    raise UsageError(
+                        f"request {request_id} was discarded; nothing of it was committed: "
+                        "memory_begin a new one"
+                    )
                 if request_id in self._expired:
                     raise UsageError(
                         f"request {request_id} was discarded after {self.ttl_s:g} s without a "
@@ -54,22 +65,29 @@ class OpenRequests:
                         "memory_begin again"
                     )
                 session = self._pick_up(request_id)
-                if session.closed:  # its commit, cut by the stop, was finished on pick-up
+                if session.closed:  # committed, by a server that stopped before it replied
                     return session
                 self._keep(session)
             self._touched[request_id] = self._clock()
             return session
 
-    def close(self, request_id: str) -> None:
+    def sessions(self) -> list[Session]:
+        """The sessions open in this server now."""
+        with self.lock:
+            return list(self._sessions.values())
+
+    def close(self, request_id: str, *, discarded: bool = False) -> None:
         """Forget the session after its commit or discard (or a failed step that closed it)."""
         with self.lock:
+            if discarded:
+                self._discarded.add(request_id)
             self._sessions.pop(request_id, None)
             self._touched.pop(request_id, None)
 
     def expire(self) -> list[str]:
         """Discard the requests nobody touched for `ttl_s`: this server's idle sessions, and
         requests whose hold lapsed (their writer stopped) and whose draft was last saved that
-        long ago by the server's clock. Their ids."""
+        long ago by the database's clock. Their ids."""
         with self.lock:
             now = self._clock()
             gone = []
@@ -101,6 +119,8 @@ class OpenRequests:
                 session.__exit__(None, None, None)
 
     def _pick_up(self, request_id: str) -> Session:
+        from flowstate.engine.session import Session
+
         try:
             return Session.resume(self.repo, request_id)
         except RequestHeld as held:

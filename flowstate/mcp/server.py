@@ -1,59 +1,109 @@
-"""The MCP server over one namespace: tools, the index as a resource, the transports."""
+"""The MCP server over one namespace: the tools of `catalog`, the index as a resource, the
+transports. It answers `initialize` before Neo4j is reached (see `memory`)."""
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
+import time
 from collections.abc import Iterator
+from typing import Any
 
-from mcp.server import MCPServer
+import anyio
 
-from flowstate.api import FlowState
+from flowstate.mcp import catalog, sdk
 from flowstate.mcp.auth import BearerToken, check_binding
-from flowstate.mcp.requests import OpenRequests
+from flowstate.mcp.memory import Memory
 from flowstate.mcp.settings import McpSettings
-from flowstate.mcp.tools import TOOL_NAMES, MemoryTools
+from flowstate.mcp.tools import MemoryTools, Refused
+
+log = logging.getLogger("flowstate.mcp")
+VERSION = "0.1.0"
 
 INSTRUCTIONS = """\
 FlowState memory: typed states (preference, constraint, environment, decision, artifact) from
-past requests, and the rules that keep them right. Per user request: memory_begin(text) gives
-a request_id and the index; memory_reveal opens past states you need (shown ids only, at most
-8 per call); memory_observe keeps a tool result as citable evidence; memory_record adds,
-updates or removes this request's states (past states are never edited: SUPERSEDE them);
-memory_guard before any action with consequences; memory_commit(answer, summary) at the end.
-A tool error means the step was refused: read the reasons and send a corrected call."""
+past requests, and the rules that keep them right. A simple fact the user states:
+memory_remember. To find what is known: memory_search or memory_index, then memory_reveal
+(shown ids only, at most 8 per call). For work with tools, per user request: memory_begin(text)
+gives a request_id and the index; memory_observe keeps a tool result as citable evidence;
+memory_record adds, updates or removes this request's states (past states are never edited:
+SUPERSEDE them); memory_guard before any action with consequences; memory_commit(answer,
+summary) at the end. An error result means nothing was applied: read the reason and send a
+corrected call."""
+
+READ_ONLY_INSTRUCTIONS = """\
+FlowState memory, read-only: typed states from past requests. memory_search or memory_index,
+then memory_reveal (shown ids only, at most 8 per call); memory_why for a state's evidence,
+memory_history for the requests."""
 
 
-def build_server(fs: FlowState, settings: McpSettings) -> tuple[MCPServer, OpenRequests]:
-    """The server for `fs`'s namespace (bound here for its whole life) and its open request."""
-    requests = OpenRequests(fs.repository, settings.draft_ttl_s)
-    tools = MemoryTools(fs, requests, settings.page_chars)
-    server = MCPServer(name=f"flowstate-{fs.namespace}", instructions=INSTRUCTIONS, version="0.1.0")
-    for name in TOOL_NAMES:
-        server.tool(name=name)(getattr(tools, name))
+def build_server(memory: Memory, settings: McpSettings) -> tuple[Any, MemoryTools]:
+    """The server (of the installed SDK line) and its tools, over `memory`."""
+    specs = catalog.listed(read_only=settings.read_only, allow_forget=settings.allow_forget)
+    tools = MemoryTools(memory, settings.page_chars, specs)
+    listed = [
+        sdk.tool(
+            spec.name,
+            spec.title,
+            spec.description,
+            spec.args.model_json_schema(),
+            spec.out.model_json_schema(),
+            spec.annotations(),
+        )
+        for spec in specs
+    ]
+
+    async def call(name: str, arguments: dict[str, Any]) -> sdk.Reply:
+        started = time.perf_counter()
+        try:  # blocking Neo4j work off the event loop, so pings and cancels are answered
+            text, structured = await anyio.to_thread.run_sync(tools.call, name, arguments)
+        except Refused as e:
+            log.info("%s refused: %s", name, e)
+            return sdk.Reply(str(e), error=True)
+        except Exception as e:  # a bug of ours: said in one line, never a traceback to the host
+            log.error("%s failed: %s: %s", name, type(e).__name__, e)
+            return sdk.Reply(f"internal error in {name}: {type(e).__name__}", error=True)
+        log.debug("%s done in %.1f ms", name, (time.perf_counter() - started) * 1000)
+        return sdk.Reply(text, structured)
+
+    instructions = READ_ONLY_INSTRUCTIONS if settings.read_only else INSTRUCTIONS
+    server = sdk.server(f"flowstate-{settings.namespace}", instructions, VERSION, listed, call)
+
+    def index_text(page: int) -> str:
+        try:
+            text, _ = tools.call("memory_index", {"page": page})
+        except Refused as e:
+            return f"(not available: {e})"
+        return text
 
     @server.resource("flowstate://index", mime_type="text/plain")
-    def index() -> str:
+    async def index() -> str:
         """The Historical State Index (first page; the template flowstate://index/{page})."""
-        return tools.memory_index(1)
+        return await anyio.to_thread.run_sync(index_text, 1)
 
     @server.resource("flowstate://index/{page}", mime_type="text/plain")
-    def index_page(page: int) -> str:
+    async def index_page(page: int) -> str:
         """One page of the Historical State Index."""
-        return tools.memory_index(page)
+        return await anyio.to_thread.run_sync(index_text, int(page))
 
-    return server, requests
+    return server, tools
 
 
 @contextlib.contextmanager
-def expiring(requests: OpenRequests, every_s: float) -> Iterator[None]:
-    """Discard an abandoned request in the background, so that it never holds the lease."""
+def expiring(memory: Memory, every_s: float) -> Iterator[None]:
+    """Discard abandoned requests in the background, so that their drafts do not pile up."""
     stop = threading.Event()
 
     def sweep() -> None:
         while not stop.wait(every_s):
+            fs = memory.ready()
+            if fs is None:
+                continue
             with contextlib.suppress(Exception):  # the database may be away; try next time
-                requests.expire()
+                _, requests = memory.get(0)
+                for request_id in requests.expire():
+                    log.info("discarded request %s: idle for its --draft-ttl", request_id)
 
     thread = threading.Thread(target=sweep, name="flowstate-mcp-expiry", daemon=True)
     thread.start()
@@ -62,11 +112,11 @@ def expiring(requests: OpenRequests, every_s: float) -> Iterator[None]:
     finally:
         stop.set()
         thread.join(timeout=5)
-        requests.shutdown()
+        memory.close()
 
 
 def serve(
-    fs: FlowState,
+    memory: Memory,
     settings: McpSettings,
     transport: str,
     host: str = "127.0.0.1",
@@ -76,13 +126,14 @@ def serve(
     token = settings.token.get_secret_value() if settings.token else None
     if transport == "streamable-http":
         check_binding(host, token)
-    server, requests = build_server(fs, settings)
-    with expiring(requests, max(1.0, min(30.0, settings.draft_ttl_s / 4))):
+    server, _ = build_server(memory, settings)
+    memory.start()
+    with expiring(memory, max(1.0, min(30.0, settings.draft_ttl_s / 4))):
         if transport == "stdio":
-            server.run("stdio")
+            sdk.run_stdio(server)
             return
         import uvicorn  # a dependency of the mcp SDK's HTTP transport
 
-        app = server.streamable_http_app(host=host)
+        app = sdk.http_app(server, host)
         asgi = BearerToken(app, token) if token else app
-        uvicorn.run(asgi, host=host, port=port, log_level="warning")
+        uvicorn.run(asgi, host=host, port=port, log_level="warning", log_config=None)

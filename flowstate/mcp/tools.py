@@ -1,311 +1,452 @@
-"""The memory tools a host's model calls. Each is one step of a request through the session
-API (the agent loop's rules, drafts and commit), or a read; every result is one bounded page.
+"""What each MCP tool does: one call of the front door (`FlowState`) or of the open request's
+session, rendered as an output model (the structured content) and a text block.
 
-A refused step raises `ToolError`: the host shows the model an error result carrying the
-rejection reasons, and the model corrects its next call.
+A refused call is an error result carrying the reasons (bounded: a hostile argument is never
+echoed in full), and the model corrects its next call. An error means nothing of the call
+was applied.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import re
+import threading
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import BaseModel, ValidationError
 
-from flowstate.api import FlowState
-from flowstate.cli.safety_commands import provenance_text
-from flowstate.engine.session import SESSION_CONFIG, Opened, Session
-from flowstate.errors import FlowStateError, StoreError
-from flowstate.mcp.paging import page_of
-from flowstate.mcp.requests import OpenRequests
+from flowstate.errors import FlowStateError, StoreError, UsageError
+from flowstate.mcp import schemas as s
+from flowstate.mcp.catalog import SPECS, ToolSpec
+from flowstate.mcp.paging import pack, page_of
 from flowstate.models import ids
-from flowstate.models.step import DeltaOp
-from flowstate.store.codec import shown
+
+if TYPE_CHECKING:
+    from flowstate.api import FlowState
+    from flowstate.engine.session import Opened, Session
+    from flowstate.mcp.memory import Memory
+    from flowstate.mcp.requests import OpenRequests
 
 T = TypeVar("T")
+MAX_ERROR_CHARS = 4_000
+MAX_PROBLEMS = 8  # argument problems listed; the rest are counted
+log = logging.getLogger("flowstate.mcp")
+Result = tuple[s.Out, str]
 
-RequestId = Annotated[str, Field(description="the id memory_begin returned, e.g. r7")]
-PageNo = Annotated[int, Field(ge=1, description="page of a long result, from 1")]
-StateIds = Annotated[
-    list[str],
-    Field(
-        description="ids shown in the index or at a relation end: states (r3.key) or "
-        "collapsed requests (r3)"
-    ),
-]
+
+class Refused(Exception):
+    """A call refused with a reason the model reads."""
 
 
 class MemoryTools:
-    """The tools of one server: its namespace is bound here, never taken from an argument."""
+    """The tools of one server: its namespace is bound at start, never taken from an argument."""
 
-    def __init__(self, fs: FlowState, requests: OpenRequests, page_chars: int) -> None:
-        self.fs = fs
-        self.requests = requests
+    def __init__(self, memory: Memory, page_chars: int, listed: list[ToolSpec]) -> None:
+        self.memory = memory
         self.page_chars = page_chars
+        self.listed = {spec.name: spec for spec in listed}
+        self.lock = threading.RLock()  # one call at a time: one namespace, one writer
+        self._found: set[str] = set()  # state ids searches showed outside a request
 
-    @property
-    def read_only(self) -> bool:
-        return self.fs.repository.read_only
+    def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+        """(text, structured content) of one call; `Refused` with the reason otherwise."""
+        spec = self.listed.get(name)
+        if spec is None:
+            hidden = " on this server" if name in SPECS else ""
+            raise Refused(f"unknown tool {name[:64]!r}{hidden}; tools: {', '.join(self.listed)}")
+        args = validated(spec.args, arguments)
+        with self.lock:
+            try:
+                out, text = getattr(self, name)(args)
+            except FlowStateError as e:
+                raise Refused(bounded(str(e))) from e
+        return text, out.model_dump(mode="json")
 
     # -- reads --------------------------------------------------------------------------------
 
-    def memory_index(self, page: PageNo = 1, request_id: str | None = None) -> str:
-        """The Historical State Index of this memory: past requests and their states as
-        `id [category] summary` lines. Read it first; open what matters with memory_reveal
-        (only ids shown here open). With a request id, the index as that request sees it
-        (ordered for it, and refreshed when others commit)."""
-        if request_id is None:
-            return self._page(self._index_text(), page)
-        session = self._guarded(lambda: self.requests.get(request_id))
-        return self._page(session.index(), page)
+    def memory_index(self, args: s.IndexArgs) -> Result:
+        fs, requests = self.memory.get()
+        rid = args.request_id
+        text = self._open(requests, rid).index() if rid else fs.shown_index().text
+        page = page_of(text, args.page, self.page_chars)
+        return s.IndexOut(text=page.text, page=page.page, pages=page.pages, request_id=rid), (
+            page.render()
+        )
 
-    def memory_history(self, page: PageNo = 1) -> str:
-        """Every committed request of this memory, oldest first: id, outcome, summary."""
-        requests = self._guarded(self.fs.history)
+    def memory_history(self, args: s.HistoryArgs) -> Result:
+        fs, _ = self.memory.get()
         lines = [
-            f"{r.id}  {r.finished_at:%Y-%m-%d %H:%M}  {r.outcome.value}  {r.summary}"
-            for r in requests
-        ]
-        return self._page("\n".join(lines) or "no requests yet", page)
-
-    def memory_why(
-        self,
-        state_id: Annotated[str, Field(description="a state id, e.g. r3.hotel_choice")],
-        depth: Annotated[int, Field(ge=0, le=20)] = 6,
-        page: PageNo = 1,
-    ) -> str:
-        """Why a state holds: its chain of DEPENDS_ON / DERIVED_FROM / SUPERSEDES relations
-        and evidence down to the raw tool observations and requests, each state marked when
-        it has been SUPERSEDED since."""
-        if not ids.is_state_id(state_id):
-            raise refused(f"{shown(state_id)} is not a state id like r3.hotel_choice")
-        repo = self.fs.repository
-
-        def chain() -> str:
-            prov = repo.provenance(state_id, depth)
-            stale = {
-                r.state.id: r.superseded_by
-                for r in repo.reveal([s.id for s in prov.states])
-                if r.superseded_by
-            }
-            return provenance_text(prov, stale)
-
-        return self._page(self._guarded(chain), page)
-
-    def memory_reveal(
-        self, ids: StateIds, request_id: RequestId | None = None, page: PageNo = 1
-    ) -> str:
-        """Open past states: full content and their relations as type + other end's id.
-        At most 8 ids per call, only ids already shown (the index, or a relation end opened
-        before); a relation's far end opens only when you ask for it in a later call. With a
-        request_id this is a step of that request and the states become citable; without,
-        a read of ids the index shows. Page 2+ of a reveal re-reads what is open."""
-        if request_id is None:
-            return self._page(self._guarded(lambda: self._browse(ids)), page)
-        session = self._guarded(lambda: self.requests.get(request_id))
-        if page == 1:
-            opened = self._guarded(lambda: session.reveal(ids))
-            if opened.rejections and not (opened.states or opened.requests):
-                raise refused("nothing opened: " + "; ".join(opened.rejections))
-        else:  # the same ids again: already open, no new step
-            active = session.active
-            opened = Opened(
-                states=[active.revealed[i] for i in ids if i in active.revealed],
-                requests={i: active.opened_requests[i] for i in ids if i in active.opened_requests},
+            s.HistoryLineOut(
+                id=r.id,
+                finished_at=r.finished_at.isoformat(timespec="seconds"),
+                outcome=r.outcome.value,
+                summary=r.summary,
             )
-        return self._page(_opened_json(opened), page)
+            for r in fs.history()
+        ]
+        pages = pack([x.model_dump() for x in lines], self.page_chars) or [[]]
+        chosen = _page(pages, args.page)
+        out = s.HistoryOut(requests=chosen, page=args.page, pages=len(pages))
+        text = "\n".join(
+            f"{x['id']}  {x['finished_at']}  {x['outcome']}  {x['summary']}" for x in chosen
+        )
+        return out, _footer(text or "no requests yet", args.page, len(pages))
 
-    # -- a request's steps --------------------------------------------------------------------
+    def memory_why(self, args: s.WhyArgs) -> Result:
+        from flowstate.cli.safety_commands import provenance_text
 
-    def memory_begin(
-        self, text: Annotated[str, Field(description="the user's request, verbatim")]
-    ) -> str:
-        """Begin a request: returns its request_id (pass it to every later call) and the
-        index. Then, as you work: memory_reveal what you need, memory_observe tool results
-        you rely on, memory_record what you learn or decide, memory_guard before an action
-        with consequences, and memory_commit at the end (or memory_discard)."""
-        self._writable("memory_begin")
-        session = self._guarded(lambda: self.requests.begin(text))
-        head = f"request_id: {session.request_id}\n\nIndex:\n"
-        return head + self._page(session.index(), 1)
+        if not ids.is_state_id(args.state_id):
+            raise UsageError(f"{args.state_id[:60]!r} is not a state id like r3.hotel_choice")
+        fs, _ = self.memory.get()
+        repo = fs.repository
+        prov = repo.provenance(args.state_id, args.depth)
+        stale = {
+            r.state.id: r.superseded_by
+            for r in repo.reveal([x.id for x in prov.states])
+            if r.superseded_by
+        }
+        page = page_of(provenance_text(prov, stale), args.page, self.page_chars)
+        out = s.WhyOut(state_id=args.state_id, text=page.text, page=page.page, pages=page.pages)
+        return out, page.render()
 
-    def memory_record(self, request_id: RequestId, delta: list[DeltaOp]) -> str:
-        """Record what this request learned or decided, as states: add (new key, category,
-        summary, content, relations to visible states, evidence = observation ids), update or
-        remove (only states of THIS request; past ones change by a new state that SUPERSEDES
-        them). All of the delta applies or none of it: on an error, fix and resend it."""
-        self._writable("memory_record")
-        ops = [op.model_dump(exclude_none=True) for op in delta]
-        recorded = self._step(request_id, lambda s: s.record(ops))
+    def memory_search(self, args: s.SearchArgs) -> Result:
+        from flowstate.engine.relevance import words
+
+        fs, requests = self.memory.get()
+        session = self._open(requests, args.request_id) if args.request_id else None
+        hits = fs.search(args.query, args.limit)
+        found = [h.id for h in hits]
+        if session is not None:
+            session.shown(found)
+        else:
+            self._found.update(found)
+        out = s.SearchOut(
+            request_id=args.request_id,
+            words=words(args.query),
+            hits=[s.HitOut(**h.model_dump()) for h in hits],
+        )
+        lines = [
+            f"{h.id} [{h.category.value}] {h.summary}"
+            + (f"  (SUPERSEDED by {h.superseded_by})" if h.superseded_by else "")
+            for h in hits
+        ]
+        return out, "\n".join(lines) or f"no state matches {' '.join(out.words) or args.query!r}"
+
+    def memory_reveal(self, args: s.RevealArgs) -> Result:
+        fs, requests = self.memory.get()
+        if args.request_id is None:
+            opened = self._browse(fs, args.ids)
+        else:
+            session = self._open(requests, args.request_id)
+            if args.page == 1:
+                opened = self._step(session, lambda x: x.reveal(args.ids))
+            else:  # the same ids again: already open, no new step
+                opened = session.opened(args.ids)
+        nothing = not (opened.states or opened.requests or opened.observations)
+        if nothing and opened.rejections:
+            raise UsageError("nothing opened: " + "; ".join(opened.rejections))
+        return self._revealed(opened, args)
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def memory_remember(self, args: s.RememberArgs) -> Result:
+        fs, _ = self.memory.get()
+        key = args.key or key_from(args.summary)
+        op = {
+            "op": "add",
+            "key": key,
+            "category": args.category.value,
+            "summary": args.summary,
+            "content": args.content or args.summary,
+            "relations": [r.model_dump(mode="json") for r in args.relations],
+        }
+        result = fs.remember([op], args.text or args.summary, summary=args.summary)
+        self._found.update(result.states_added)  # shown to the model by this very reply
+        out = s.RememberOut(
+            request_id=result.request_id,
+            state_id=f"{result.request_id}.{key}",
+            states_added=result.states_added,
+        )
+        return out, f"remembered as {out.state_id} (request {out.request_id}, committed)"
+
+    def memory_begin(self, args: s.BeginArgs) -> Result:
+        _, requests = self.memory.get()
+        session = requests.begin(args.text)
+        page = page_of(session.index(), 1, self.page_chars)
+        out = s.BeginOut(
+            request_id=session.request_id, index=page.text, page=page.page, pages=page.pages
+        )
+        return out, f"request_id: {session.request_id}\n\nIndex:\n{page.render()}"
+
+    def memory_record(self, args: s.RecordArgs) -> Result:
+        session = self._session(args.request_id)
+        ops = [op.model_dump(exclude_none=True) for op in args.delta]
+        recorded = self._step(session, lambda x: x.record(ops))
         if not recorded.applied:  # each rejection says "delta rejected, nothing applied: ..."
-            raise refused("; ".join(recorded.rejections))
-        return json.dumps({"applied": True, "states": recorded.states})
+            raise UsageError("; ".join(recorded.rejections))
+        out = s.RecordOut(request_id=args.request_id, applied=True, states=recorded.states)
+        return out, f"applied: {', '.join(recorded.states) or 'no state changed'}"
 
-    def memory_observe(
-        self,
-        request_id: RequestId,
-        tool: Annotated[str, Field(description="the tool's name: letters, digits and _")],
-        arguments: dict[str, Any],
-        output: Annotated[str, Field(description="the tool's result, as text")],
-        is_error: bool = False,
-    ) -> str:
-        """Keep a tool result you got, so that states can cite it as evidence. Returns its
-        observation id (e.g. r7.o2); an observation no state cites is not committed."""
-        self._writable("memory_observe")
+    def memory_observe(self, args: s.ObserveArgs) -> Result:
+        session = self._session(args.request_id)
         oid = self._step(
-            request_id, lambda s: s.observe(tool, arguments, output, is_error=is_error)
+            session,
+            lambda x: x.observe(args.tool, args.arguments, args.output, is_error=args.is_error),
         )
-        return json.dumps({"observation_id": oid})
+        out = s.ObserveOut(request_id=args.request_id, observation_id=oid)
+        return out, f"kept as {oid}: cite it as evidence"
 
-    def memory_guard(
-        self,
-        request_id: RequestId,
-        tool: Annotated[str, Field(description="the consequential tool you are about to call")],
-        arguments: dict[str, Any],
-        cites: Annotated[list[str], Field(description="ids of the states the call relies on")],
-    ) -> str:
-        """Ask before an action with consequences (book, pay, send, delete): it must cite
-        states of this request or revealed ones, none of them superseded. The decision is
-        recorded either way. Run the tool yourself only when this approves."""
-        self._writable("memory_guard")
-        verdict = self._step(request_id, lambda s: s.guard(tool, arguments, cites))
+    def memory_guard(self, args: s.GuardArgs) -> Result:
+        session = self._session(args.request_id)
+        verdict = self._step(session, lambda x: x.guard(args.tool, args.arguments, args.cites))
         if not verdict.approved:
-            raise refused(f"denied (do not run {tool}): {verdict.reason}")
-        return json.dumps({"approved": True, "decision_id": verdict.decision_id})
+            raise UsageError(f"denied (do not run {args.tool}): {verdict.reason}")
+        out = s.GuardOut(request_id=args.request_id, approved=True, decision_id=verdict.decision_id)
+        return out, f"approved ({verdict.decision_id}): run {args.tool} now"
 
-    def memory_commit(
-        self,
-        request_id: RequestId,
-        answer: Annotated[str, Field(description="the final answer given to the user")],
-        summary: Annotated[str, Field(description="one line for the index")] = "",
-    ) -> str:
-        """End the request: its states, relations, cited observations and decisions are
-        committed in one transaction and appear in the index from the next request."""
-        self._writable("memory_commit")
-        result = self._step(request_id, lambda s: s.commit(answer, summary))
-        self.requests.close(request_id)
-        return json.dumps(
-            {
-                "request_id": result.request_id,
-                "outcome": result.outcome.value,
-                "states_added": result.states_added,
-                "revealed": result.revealed,
-                "error": result.error,
-            }
+    def memory_commit(self, args: s.CommitArgs) -> Result:
+        _, requests = self.memory.get()
+        session = requests.get(args.request_id)
+        again = session.closed
+        result = self._step(session, lambda x: x.commit(args.answer, args.summary))
+        requests.close(args.request_id)
+        out = s.CommitOut(
+            request_id=result.request_id,
+            outcome=result.outcome.value,
+            states_added=result.states_added,
+            revealed=result.revealed,
+            dropped=result.dropped,
+            error=result.error,
+            already_committed=again,
+        )
+        return out, f"committed {result.request_id} ({result.outcome.value}): " + (
+            ", ".join(result.states_added) or "no states"
         )
 
-    def memory_discard(self, request_id: RequestId) -> str:
-        """Drop the request: nothing of it is committed."""
-        self._writable("memory_discard")
-        dropped = self._step(request_id, lambda s: s.discard())
-        self.requests.close(request_id)
-        return json.dumps({"discarded": dropped})
+    def memory_discard(self, args: s.DiscardArgs) -> Result:
+        _, requests = self.memory.get()
+        session = requests.get(args.request_id)
+        if session.closed:
+            raise UsageError(f"request {args.request_id} is already committed")
+        dropped = self._step(session, lambda x: x.discard())
+        requests.close(args.request_id, discarded=True)
+        return s.DiscardOut(request_id=args.request_id, discarded=dropped is not None), (
+            f"discarded {args.request_id}: nothing of it was committed"
+        )
+
+    def memory_forget(self, args: s.ForgetArgs) -> Result:
+        from flowstate.store.drafts import of_ids, of_request
+
+        fs, requests = self.memory.get()
+        counts = fs.forget(args.id)
+        gone = of_request(args.id) if ids.is_request_id(args.id) else of_ids({args.id})
+        self._found = {i for i in self._found if not gone(i)}
+        for session in requests.sessions():
+            session.forgotten(gone)
+        out = s.ForgetOut(id=args.id, nodes=counts.nodes, relationships=counts.relationships)
+        return out, f"forgot {args.id}: {counts.nodes} nodes, {counts.relationships} relationships"
 
     # -- shared -------------------------------------------------------------------------------
 
-    def _step(self, request_id: str, call: Callable[[Session], T]) -> T:
-        with self.requests.lock:  # one step at a time, on the session it belongs to
-            session = self._guarded(lambda: self.requests.get(request_id))
-            try:
-                return call(session)
-            except StoreError as e:  # the database failed: say what became of the call
-                then = (
-                    "Nothing of this call was applied: send it again once the database answers."
-                    if session.active.finish is None
-                    else "The request's end is kept: memory_commit again once the database "
-                    "answers (it is never committed twice)."
-                )
-                raise refused(f"{e} {then}") from e
-            except FlowStateError as e:
-                raise refused(str(e)) from e
+    def _session(self, request_id: str) -> Session:
+        _, requests = self.memory.get()
+        return self._open(requests, request_id)
 
-    def _browse(self, wanted: list[str]) -> str:
-        """A read without a request: ids the index lists, collapsed requests (their state
-        lines) and the states of collapsed requests; no relation end (begin a request to
-        follow relations, or ask memory_why)."""
-        rendered = self.fs.index(model="host")
-        limit = SESSION_CONFIG.limits.max_access_per_step
-        if len(wanted) > limit:
-            raise refused(f"at most {limit} ids per call; {len(wanted)} asked")
-        collapsed = [i for i in wanted if i in rendered.collapsed]
-        states = [i for i in wanted if i not in collapsed]
-        hidden = [
-            shown(i)
-            for i in states
-            if i not in rendered.state_ids
-            and not (ids.is_state_id(i) and ids.request_of(i) in rendered.collapsed)
-        ]
-        if hidden:
-            raise refused(f"not shown in the index, so not open: {', '.join(hidden)}")
-        requests = {rid: self.fs.repository.request_states(rid) for rid in collapsed}
-        return _opened_json(Opened(states=self.fs.reveal(states), requests=requests))
+    def _open(self, requests: OpenRequests, request_id: str) -> Session:
+        if "memory_begin" not in self.listed:
+            raise UsageError(
+                "this server is read-only: no request is open here; call without request_id"
+            )
+        return requests.get(request_id)
 
-    def _index_text(self) -> str:
-        return self.fs.index(model="host").text
-
-    def _page(self, text: str, page: int) -> str:
-        return self._guarded(lambda: page_of(text, page, self.page_chars)).render()
-
-    def _writable(self, tool: str) -> None:
-        if self.read_only:
-            raise refused(f"{tool} writes, and this server is read-only (--read-only): refused")
-
-    @staticmethod
-    def _guarded(call: Callable[[], T]) -> T:
-        """FlowState's errors (bad input, a refused step, a dead database) as tool errors."""
+    def _step(self, session: Session, call: Callable[[Session], T]) -> T:
         try:
-            return call()
-        except FlowStateError as e:
-            raise refused(str(e)) from e
+            return call(session)
+        except StoreError as e:  # the database failed: say what became of the call
+            then = (
+                "Nothing of this call was applied: send it again once the database answers."
+                if session.active.finish is None
+                else "The request's end is kept: memory_commit again once the database "
+                "answers (it is never committed twice)."
+            )
+            raise UsageError(f"{e} {then}") from e
+
+    def _browse(self, fs: FlowState, wanted: list[str]) -> Opened:
+        """A read without a request: ids the index lists or a search showed, collapsed
+        requests (their state lines) and the states of collapsed requests. Each id that
+        cannot open is told; the rest open."""
+        from flowstate.engine.session import SESSION_CONFIG, Opened
+
+        limit = SESSION_CONFIG.limits.max_access_per_step
+        asked = list(dict.fromkeys(wanted))
+        if len(asked) > limit:
+            raise UsageError(f"at most {limit} ids per call; {len(asked)} asked")
+        # The index is brought up to date only when an id is not known as shown already.
+        index = None if all(i in self._found for i in asked) else fs.shown_index()
+        collapsed = index.collapsed if index else frozenset()
+        listed = index.state_ids if index else frozenset()
+        refused, states, requests = [], [], []
+        for i in asked:
+            if i in collapsed:
+                requests.append(i)
+            elif ids.is_state_id(i) and (
+                i in listed or i in self._found or ids.request_of(i) in collapsed
+            ):
+                states.append(i)
+            elif ids.is_observation_id(i):
+                refused.append(
+                    f"{i}: an observation opens inside a request (memory_begin, "
+                    "then memory_reveal it with the request_id), or read memory_why"
+                )
+            else:
+                refused.append(f"{i[:60]}: not shown in the index or by a search, so not open")
+        found, missing = _each(fs.reveal, states)
+        lines: dict[str, Any] = {}
+        for rid in requests:
+            got, gone = _each(lambda x: [(x[0], fs.repository.request_states(x[0]))], [rid])
+            lines.update(dict(got))
+            missing += gone
+        refused += [f"{i}: not found (forgotten since it was shown)" for i in missing]
+        return Opened(states=found, requests=lines, rejections=refused)
+
+    def _revealed(self, opened: Opened, args: s.RevealArgs) -> Result:
+        states = [
+            s.StateOut(
+                id=r.state.id,
+                category=r.state.category.value,
+                summary=r.state.summary,
+                content=r.state.content,
+                relations=[
+                    s.RelationOut(type=x.type, direction=x.direction.value, other=x.other)
+                    for x in r.relations
+                ],
+                superseded_by=r.superseded_by,
+            ).model_dump()
+            for r in opened.states
+        ]
+        observations = [
+            s.ObservationOut(
+                id=o.id, tool=o.tool, arguments=o.arguments, output=o.output, is_error=o.is_error
+            ).model_dump()
+            for o in opened.observations
+        ]
+        requests = [
+            s.RequestLinesOut(
+                id=rid,
+                states=[
+                    s.LineOut(
+                        id=x.id,
+                        category=x.category.value,
+                        summary=x.summary,
+                        superseded_by=x.superseded_by,
+                    )
+                    for x in lines
+                ],
+            ).model_dump()
+            for rid, lines in opened.requests.items()
+        ]
+        pages = pack([*requests, *states, *observations], self.page_chars, "content", "output")
+        chosen = _page(pages or [[]], args.page)
+        out = s.RevealOut(
+            request_id=args.request_id,
+            states=[x for x in chosen if "content" in x],
+            requests=[x for x in chosen if "states" in x],
+            observations=[x for x in chosen if "output" in x],
+            not_opened=opened.rejections if args.page == 1 else [],
+            page=args.page,
+            pages=max(1, len(pages)),
+        )
+        body = json.dumps(out.model_dump(mode="json"), indent=1, ensure_ascii=False)
+        return out, _footer(body, args.page, out.pages)
 
 
-MAX_ERROR_CHARS = 4_000
+# --- arguments and errors ----------------------------------------------------------------------
+
+M = TypeVar("M", bound=BaseModel)
 
 
-def refused(message: str) -> ToolError:
-    """A tool error the model reads, bounded: hostile arguments are never echoed in full."""
-    if len(message) > MAX_ERROR_CHARS:
-        cut = len(message) - MAX_ERROR_CHARS
-        message = f"{message[:MAX_ERROR_CHARS]}... ({cut} more characters not shown)"
-    return ToolError(message)
+def validated(model: type[M], arguments: dict[str, Any]) -> M:
+    """The arguments as `model`, or `Refused` listing the first problems in one short line
+    (field and reason, never the value sent, never a documentation link)."""
+    if not isinstance(arguments, dict):
+        raise Refused("arguments must be a JSON object")
+    try:
+        return model.model_validate(_json_strings(model, arguments))
+    except ValidationError as e:
+        problems = e.errors(include_url=False, include_input=False, include_context=False)
+        parts = []
+        for item in problems[:MAX_PROBLEMS]:
+            where = ".".join(str(p) for p in item["loc"])[:120] or "arguments"
+            parts.append(f"{where}: {item['msg'].removeprefix('Value error, ')}")
+        more = len(problems) - MAX_PROBLEMS
+        tail = f"; and {more} more problems" if more > 0 else ""
+        raise Refused(bounded(f"invalid arguments: {'; '.join(parts)}{tail}")) from None
 
 
-def _opened_json(opened: Opened) -> str:
-    return json.dumps(
-        {
-            "states": [
-                {
-                    "id": r.state.id,
-                    "category": r.state.category.value,
-                    "summary": r.state.summary,
-                    "content": r.state.content,
-                    "relations": [f"{x.type} {x.direction.value} {x.other}" for x in r.relations],
-                    "superseded_by": r.superseded_by,
-                }
-                for r in opened.states
-            ],
-            "requests": {
-                rid: [f"{s.id} [{s.category.value}] {s.summary}" for s in states]
-                for rid, states in opened.requests.items()
-            },
-            "rejections": opened.rejections,
-        },
-        indent=1,
-        ensure_ascii=False,
-    )
+def _json_strings(model: type[BaseModel], arguments: dict[str, Any]) -> dict[str, Any]:
+    """Lists and objects some hosts send as JSON text, parsed (only for fields that are not
+    strings, and only when the text is a JSON array or object)."""
+    fixed = dict(arguments)
+    for name, field in model.model_fields.items():
+        value = fixed.get(name)
+        if isinstance(value, str) and value[:1] in "[{" and field.annotation is not str:
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                continue
+            if isinstance(parsed, list | dict):
+                fixed[name] = parsed
+    return fixed
 
 
-TOOL_NAMES = [
-    "memory_index",
-    "memory_reveal",
-    "memory_begin",
-    "memory_record",
-    "memory_observe",
-    "memory_guard",
-    "memory_commit",
-    "memory_discard",
-    "memory_why",
-    "memory_history",
-]
+def bounded(message: str) -> str:
+    """At most MAX_ERROR_CHARS: hostile arguments are never echoed back in full."""
+    if len(message) <= MAX_ERROR_CHARS:
+        return message
+    cut = len(message) - MAX_ERROR_CHARS
+    return f"{message[:MAX_ERROR_CHARS]}... ({cut} more characters not shown)"
+
+
+def key_from(summary: str) -> str:
+    """A state key from a fact's summary: `Lives in Porto` -> `lives_porto`."""
+    from flowstate.engine.relevance import words
+
+    ascii_words = [w for w in words(summary) if re.fullmatch(r"[a-z0-9]+", w)]
+    key = "_".join(ascii_words[:5])[:48].rstrip("_")
+    if not key or not key[0].isalpha():
+        key = f"fact_{key}".rstrip("_")
+    return key
+
+
+def _each(fetch: Callable[[list[str]], list[T]], wanted: list[str]) -> tuple[list[T], list[str]]:
+    """`fetch(wanted)`; when an id is not found, each alone: (found, missing ids)."""
+    from flowstate.errors import NotFoundError
+
+    if not wanted:
+        return [], []
+    try:
+        return fetch(wanted), []
+    except NotFoundError:
+        found: list[T] = []
+        missing: list[str] = []
+        for one in wanted:
+            try:
+                found += fetch([one])
+            except NotFoundError:
+                missing.append(one)
+        return found, missing
+
+
+def _page(pages: list[list[dict[str, Any]]], page: int) -> list[dict[str, Any]]:
+    if not 1 <= page <= len(pages):
+        raise UsageError(f"page {page} does not exist: there are {len(pages)} page(s)")
+    return pages[page - 1]
+
+
+def _footer(text: str, page: int, pages: int) -> str:
+    if pages <= 1:
+        return text
+    more = f"call again with page={page + 1} for the rest" if page < pages else "last page"
+    return f"{text}\n\n[page {page} of {pages}; {more}]"

@@ -66,6 +66,7 @@ class ActiveState(BaseModel):
     opened_requests: dict[str, list[IndexState]] = {}  # collapsed index entries listed
     opened_observations: dict[str, Observation] = {}  # past observations at relation ends
     pending_access: list[str] = []  # accepted this step, fetched before the next call
+    found: list[str] = []  # past state ids a search showed (openable like index lines)
     # A tool call accepted but not yet run; saved first so a crash mid-call is never silent.
     pending_call: ToolCall | None = None
     # Feedback and bookkeeping:

@@ -59,6 +59,8 @@ class Q(StrEnum):
     COUNT_NAMESPACE = "count_namespace"
     NAMESPACES = "namespaces"
     EXPORT_BUNDLES = "export_bundles"
+    BEGIN_FACT = "begin_fact"
+    SEARCH_STATES = "search_states"
 
 
 def find_cypher_dir(package_root: Path = _PACKAGE_ROOT) -> Path:

@@ -72,10 +72,11 @@ def scrub(payload: str, gone: Gone) -> str | None:
             kept_rel = [r for r in relations if not gone(str(r.get("other", "")))]
             if len(kept_rel) != len(relations):
                 rev["relations"], changed = kept_rel, True
-    access = data.get("pending_access")
-    if isinstance(access, list) and any(gone(str(i)) for i in access):
-        data["pending_access"] = [i for i in access if not gone(str(i))]
-        changed = True
+    for field in ("pending_access", "found"):
+        listed_ids = data.get(field)
+        if isinstance(listed_ids, list) and any(gone(str(i)) for i in listed_ids):
+            data[field] = [i for i in listed_ids if not gone(str(i))]
+            changed = True
     return json.dumps(data, ensure_ascii=False, separators=(", ", ": ")) if changed else None
 
 

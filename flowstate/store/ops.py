@@ -47,6 +47,7 @@ from flowstate.store.commit import write_bundle
 from flowstate.store.holds import DEFAULT_HOLD_S, OpenRequest, held_by_other, open_request_of
 from flowstate.store.namespace_node import Stamp, check_ttl, stamp_of
 from flowstate.store.plans import Plan, Read, Stmt, Transaction, TxWork, Write
+from flowstate.store.search import SearchHit, search
 
 R = TypeVar("R", bound=Request | StateNode | Observation | ActionDecision)
 NO_END = 2**62  # "up to the latest request" for index_generation's $to_seq
@@ -172,6 +173,10 @@ class Ops:
         found = [r for r in (yield from self.open_requests()) if r.request_id == request_id]
         return found[0] if found else None
 
+    def search(self, words: Sequence[str], limit: int) -> Plan[list[SearchHit]]:
+        """States whose summary or content hold any of `words`, best first."""
+        return (yield from search(self.namespace, words, limit))
+
     # --- writes -----------------------------------------------------------------------------
 
     def allocate_request_seq(self) -> Plan[int]:
@@ -255,6 +260,19 @@ class Ops:
                 raise held_by_other(self.namespace, request_id, rows[0] if rows else None, "save")
 
         yield Transaction(work)
+
+    def begin_in_transaction(self) -> TxWork[int]:
+        """Inside a write transaction: the next request seq for a request begun and committed
+        in that same transaction (the counter node stays write-locked until it ends, so
+        commits around it wait; other requests may be open meanwhile)."""
+        self.writable("start a request")
+        [row] = yield self.stmt(Q.BEGIN_FACT)
+        return int(row["seq"])
+
+    def commit_in_transaction(self, bundle: RequestBundle) -> TxWork[None]:
+        """Inside a write transaction: write one finished request that has no draft."""
+        self.writable("commit")
+        yield from write_bundle(self.namespace, revalidate(bundle))
 
     def discard_draft(self, request_id: str, owner: str | None = None) -> Plan[bool]:
         """Drop a request's draft; False when there was none. With `owner`, only while

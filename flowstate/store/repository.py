@@ -40,6 +40,7 @@ from flowstate.store.connection import Tx
 from flowstate.store.forgetting import Forgetting
 from flowstate.store.ops import NO_END, STATE_TYPES
 from flowstate.store.plans import Row
+from flowstate.store.search import SearchHit
 
 MAX_PROVENANCE_DEPTH = 20  # the literal bound of provenance.cypher's path pattern
 
@@ -120,6 +121,11 @@ class Repository(Forgetting):
     def history(self) -> list[Request]:
         """The namespace's committed requests, oldest first."""
         return [from_props(Request, row["props"]) for row in self._read(Q.HISTORY)]
+
+    def search(self, words: Sequence[str], limit: int = 10) -> list[SearchHit]:
+        """States whose summary or content hold any of `words` (plain lowercase words, e.g.
+        from `flowstate.engine.relevance.words`), best first."""
+        return self.run(self.ops.search(words, limit))
 
     def counts(self) -> GraphCounts:
         """Nodes and relationships the namespace holds, drafts included."""

@@ -102,7 +102,7 @@ def test_an_interrupted_run_is_discarded_and_its_id_not_reused(
     assert cli("discard", "-N", namespace, "--yes").exit_code == 2  # nothing to discard
 
 
-def test_a_missing_api_key_fails_once_and_keeps_nothing(
+def test_a_missing_api_key_is_named_at_once_and_keeps_nothing(
     cli,
     namespace: str,
     repo: Repository,
@@ -110,11 +110,11 @@ def test_a_missing_api_key_fails_once_and_keeps_nothing(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     done = cli("run", "hello", "-N", namespace, "-m", "gpt-4o-mini")
-    assert done.exit_code == 1
+    assert done.exit_code == 2
     [error] = _errors(done)
-    assert "refused the call" in error and "OPENAI_API_KEY" in error  # not "after 3 attempts"
-    assert "Nothing was done, so no request was kept" in error and "r1" not in error
-    assert repo.open_requests() == []
+    assert "needs OPENAI_API_KEY in the environment" in error
+    assert "request" not in error and "InternalServerError" not in error
+    assert repo.open_requests() == [] and repo.next_request_seq() == 1  # no id handed out
     assert "No open request" in cli("pending", "-N", namespace).stdout
 
 

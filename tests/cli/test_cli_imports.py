@@ -70,7 +70,11 @@ HELP_PATHS = [(), *_command_paths(main)]
 def test_the_walk_reaches_every_family() -> None:
     names = {" ".join(p) for p in HELP_PATHS}
     assert {"", "index", "mcp", "neo4j start", "retention apply", "bench"} <= names
-    assert {"bench tau", "bench arena", "bench faults"} <= names  # flowstate-bench is installed
+    assert {
+        "bench tau",
+        "bench arena",
+        "bench faults",
+    } <= names  # flowstate-memory-bench is installed
 
 
 @pytest.mark.parametrize("path", HELP_PATHS, ids=lambda p: " ".join(p) or "flowstate")

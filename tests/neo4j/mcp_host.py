@@ -1,56 +1,73 @@
 """A host's side of the MCP tests: the scripted tool calls a host model would make, and the
-check that they left exactly what the agent loop leaves for the same steps."""
+check that they left exactly what the agent loop leaves for the same steps.
+
+Results are read as MCP puts them on the wire (`model_dump(by_alias=True)`: `isError`,
+`structuredContent`, `inputSchema`), so the same helpers work with either SDK line."""
 
 from __future__ import annotations
 
-import json
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
-from mcp import Client
-
 from flowstate.api import FlowState
+from flowstate.mcp.memory import Memory
+from flowstate.mcp.server import build_server
+from flowstate.mcp.settings import McpSettings
 from flowstate.store import Repository, Store
 from tests.neo4j.test_session import HOTEL, SEARCH, facts, first_request, loop_twin
 
 
-async def call(client: Client, tool: str, /, **arguments: Any) -> tuple[bool, str]:
-    """(is_error, text) of one tool call."""
-    result = await client.call_tool(tool, arguments)
-    return bool(result.is_error), "".join(getattr(c, "text", "") for c in result.content)
+@dataclass
+class Called:
+    error: bool
+    text: str
+    data: dict[str, Any] | None  # the structured content
 
 
-async def ok(client: Client, tool: str, /, **arguments: Any) -> str:
-    failed, text = await call(client, tool, **arguments)
-    assert not failed, f"{tool}: {text}"
-    return text
+def wire(model: Any) -> dict[str, Any]:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-async def book_a_hotel(client: Client) -> str:
+async def call(client: Any, tool: str, /, **arguments: Any) -> Called:
+    result = wire(await client.call_tool(tool, arguments))
+    text = "".join(c.get("text", "") for c in result.get("content", []))
+    return Called(bool(result.get("isError")), text, result.get("structuredContent"))
+
+
+async def ok(client: Any, tool: str, /, **arguments: Any) -> dict[str, Any]:
+    done = await call(client, tool, **arguments)
+    assert not done.error, f"{tool}: {done.text}"
+    assert done.data is not None, f"{tool}: no structured content"
+    return done.data
+
+
+async def tools_of(client: Any) -> dict[str, dict[str, Any]]:
+    return {t["name"]: t for t in wire(await client.list_tools())["tools"]}
+
+
+async def book_a_hotel(client: Any) -> str:
     """Begin, reveal a past state, observe a tool output, record a state, commit."""
-    assert "r1.budget" in await ok(client, "memory_index")
+    assert "r1.budget" in (await ok(client, "memory_index"))["text"]
     begun = await ok(client, "memory_begin", text="Book a hotel in Lisbon")
-    request_id = begun.splitlines()[0].removeprefix("request_id: ")
-    assert request_id == "r2" and "r1.budget" in begun
-    opened = json.loads(await ok(client, "memory_reveal", request_id="r2", ids=["r1.budget"]))
+    assert begun["request_id"] == "r2" and "r1.budget" in begun["index"]
+    opened = await ok(client, "memory_reveal", request_id="r2", ids=["r1.budget"])
     assert [s["content"] for s in opened["states"]] == ["At most 150 EUR per night"]
     tool, arguments, output = SEARCH
     observed = await ok(
         client, "memory_observe", request_id="r2", tool=tool, arguments=arguments, output=output
     )
-    assert json.loads(observed) == {"observation_id": "r2.o1"}
+    assert observed == {"request_id": "r2", "observation_id": "r2.o1"}
     recorded = await ok(client, "memory_record", request_id="r2", delta=[HOTEL])
-    assert json.loads(recorded) == {"applied": True, "states": ["r2.hotel"]}
-    committed = json.loads(
-        await ok(
-            client,
-            "memory_commit",
-            request_id="r2",
-            answer="Booked Casa Azul",
-            summary="Hotel booked",
-        )
+    assert recorded == {"request_id": "r2", "applied": True, "states": ["r2.hotel"]}
+    committed = await ok(
+        client, "memory_commit", request_id="r2", answer="Booked Casa Azul", summary="Hotel booked"
     )
     assert committed["states_added"] == ["r2.hotel"] and committed["outcome"] == "answered"
-    return request_id
+    assert committed["already_committed"] is False
+    return "r2"
 
 
 def first_requests(store: Store, *namespaces: str) -> None:
@@ -66,3 +83,50 @@ def assert_same_as_the_agent_loop(store: Store, hosted: Repository, twin: Reposi
     assert hosted.bundles()[-1].request.usage.prompt_tokens == 0  # FlowState called no model
     index = FlowState(store, hosted.namespace).index(model="host").text
     assert index == agent.index.render().text
+
+
+def memory_over(store: Store, namespace: str, *, read_only: bool = False, ttl_s: float = 1800):
+    """A server's Memory over a store the test owns, connected at once."""
+    memory = Memory(lambda say: FlowState(store, namespace, read_only=read_only), ttl_s, print)
+    memory.start()
+    memory.get(30)
+    return memory
+
+
+@contextlib.asynccontextmanager
+async def in_memory_client(server: Any) -> AsyncIterator[Any]:
+    """A client session connected to `server` in this process (either SDK line)."""
+    try:
+        from mcp import Client  # 2.x
+    except ImportError:  # 1.x
+        from mcp.shared.memory import create_connected_server_and_client_session
+
+        async with create_connected_server_and_client_session(server._mcp_server) as client:
+            yield client
+        return
+    async with Client(server) as client:
+        yield client
+
+
+def hosted(
+    store: Store,
+    namespace: str,
+    script: Callable[[Any], Awaitable[Any]],
+    *,
+    read_only: bool = False,
+    **settings: Any,
+) -> Any:
+    """Run `script` against a fresh server over `namespace`, through an in-process client."""
+    ttl = settings.pop("draft_ttl_s", 1800)
+    memory = memory_over(store, namespace, read_only=read_only, ttl_s=ttl)
+    config = McpSettings(namespace=namespace, read_only=read_only, draft_ttl_s=ttl, **settings)
+    server, _ = build_server(memory, config)
+
+    async def run() -> Any:
+        async with in_memory_client(server) as client:
+            return await script(client)
+
+    try:
+        return asyncio.run(run())
+    finally:
+        memory.close()

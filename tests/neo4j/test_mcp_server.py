@@ -1,23 +1,17 @@
-"""The MCP server through the SDK's in-memory client, against a real Neo4j: a host's calls
-leave what the agent loop leaves; refusals are tool errors; the namespace is the server's."""
+"""The MCP server through the SDK's in-process client, against a real Neo4j: a host's calls
+leave what the agent loop leaves; results are structured; refusals are tool errors with
+short reasons; the namespace is the server's; forget and search keep progressive access."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from mcp import Client
 
-from flowstate.api import FlowState
 from flowstate.engine.session import Session
 from flowstate.errors import UsageError
-from flowstate.mcp.requests import OpenRequest
-from flowstate.mcp.server import build_server
-from flowstate.mcp.settings import McpSettings
-from flowstate.mcp.tools import TOOL_NAMES
+from flowstate.mcp.catalog import READS, WRITES
+from flowstate.mcp.requests import OpenRequests
 from flowstate.store import Repository, Store
 from tests.neo4j.engine_helpers import add
 from tests.neo4j.mcp_host import (
@@ -25,33 +19,15 @@ from tests.neo4j.mcp_host import (
     book_a_hotel,
     call,
     first_requests,
+    hosted,
+    memory_over,
     ok,
+    tools_of,
 )
 
 pytestmark = pytest.mark.neo4j
-
-
-def hosted(
-    store: Store,
-    namespace: str,
-    script: Callable[[Client], Awaitable[Any]],
-    *,
-    read_only: bool = False,
-    **settings: Any,
-) -> Any:
-    """Run `script` against a fresh server over `namespace`, through the in-memory client."""
-    server, requests = build_server(
-        FlowState(store, namespace, read_only=read_only), McpSettings(**settings)
-    )
-
-    async def run() -> Any:
-        async with Client(server) as client:
-            return await script(client)
-
-    try:
-        return asyncio.run(run())
-    finally:
-        requests.shutdown()
+READ_NAMES = sorted(t.name for t in READS)
+ALL_NAMES = sorted(t.name for t in [*READS, *WRITES])
 
 
 def test_a_host_request_over_mcp_commits_what_the_agent_loop_would(
@@ -62,19 +38,27 @@ def test_a_host_request_over_mcp_commits_what_the_agent_loop_would(
     assert_same_as_the_agent_loop(store, repo, other_repo)
 
 
-def test_the_tools_and_the_index_resource_are_listed_with_typed_parameters(
+def test_every_tool_has_an_output_schema_annotations_and_typed_parameters(
     store: Store, repo: Repository
 ) -> None:
     first_requests(store, repo.namespace)
 
-    async def script(client: Client) -> None:
-        tools = {t.name: t for t in (await client.list_tools()).tools}
-        assert sorted(tools) == sorted(TOOL_NAMES)
+    async def script(client: Any) -> None:
+        tools = await tools_of(client)
+        assert sorted(tools) == sorted(n for n in ALL_NAMES if n != "memory_forget")
         for tool in tools.values():
-            assert tool.description and "namespace" not in tool.input_schema["properties"]
-        record = tools["memory_record"].input_schema
-        assert record["required"] == ["request_id", "delta"]
-        assert "update" in json.dumps(record)  # the delta's ops are in the schema
+            assert tool["description"] and tool["title"]
+            assert "namespace" not in tool["inputSchema"]["properties"]
+            assert tool["outputSchema"]["type"] == "object" and tool["outputSchema"]["properties"]
+            hints = tool["annotations"]
+            assert set(hints) >= {"readOnlyHint", "destructiveHint", "idempotentHint"}
+        assert tools["memory_index"]["annotations"]["readOnlyHint"] is True
+        assert tools["memory_discard"]["annotations"]["destructiveHint"] is True
+        assert tools["memory_commit"]["annotations"]["idempotentHint"] is True
+        assert tools["memory_begin"]["annotations"]["readOnlyHint"] is False
+        assert set(tools["memory_begin"]["outputSchema"]["required"]) >= {"request_id", "index"}
+        record = tools["memory_record"]["inputSchema"]
+        assert record["required"] == ["request_id", "delta"] and "update" in str(record)
         read = await client.read_resource("flowstate://index")
         assert "r1.budget" in read.contents[0].text
         assert "r1.budget" in (await client.read_resource("flowstate://index/1")).contents[0].text
@@ -82,28 +66,57 @@ def test_the_tools_and_the_index_resource_are_listed_with_typed_parameters(
     hosted(store, repo.namespace, script)
 
 
+def test_a_read_only_server_lists_only_what_works_there(store: Store, repo: Repository) -> None:
+    first_requests(store, repo.namespace)
+    before = repo.counts()
+
+    async def script(client: Any) -> None:
+        tools = await tools_of(client)
+        assert sorted(tools) == READ_NAMES
+        assert all(t["annotations"]["readOnlyHint"] for t in tools.values())
+        assert "r1.budget" in (await ok(client, "memory_index"))["text"]
+        assert (await ok(client, "memory_history"))["requests"][0]["id"] == "r1"
+        assert (
+            "r1.budget [constraint]"
+            in (await ok(client, "memory_why", state_id="r1.budget"))["text"]
+        )
+        assert (await ok(client, "memory_reveal", ids=["r1.budget"]))["states"][0]["id"] == (
+            "r1.budget"
+        )
+        assert [h["id"] for h in (await ok(client, "memory_search", query="hotel budget"))["hits"]]
+        failed = await call(client, "memory_search", query="hotel", request_id="r2")
+        assert failed.error and "read-only" in failed.text and "without request_id" in failed.text
+        for tool in ("memory_begin", "memory_remember", "memory_forget", "memory_commit"):
+            failed = await call(client, tool, request_id="r2")
+            assert failed.error and "unknown tool" in failed.text, tool
+
+    hosted(store, repo.namespace, script, read_only=True, allow_forget=True)
+    assert repo.counts() == before and repo.open_requests() == []
+
+
 def test_rule_violations_are_tool_errors_with_the_reasons(store: Store, repo: Repository) -> None:
     first_requests(store, repo.namespace)
 
-    async def script(client: Client) -> None:
+    async def script(client: Any) -> None:
         await ok(client, "memory_begin", text="Change the budget")
-        failed, text = await call(
+        failed = await call(
             client,
             "memory_record",
             request_id="r2",
             delta=[{"op": "update", "key": "budget", "summary": "200 EUR"}],
         )
-        assert failed and "nothing applied" in text and "budget" in text
-        failed, text = await call(client, "memory_reveal", request_id="r2", ids=["r9.secret"])
-        assert failed and "r9.secret" in text
-        failed, text = await call(
+        assert failed.error and "nothing applied" in failed.text and "budget" in failed.text
+        failed = await call(client, "memory_reveal", request_id="r2", ids=["r9.secret"])
+        assert failed.error and "r9.secret" in failed.text
+        failed = await call(
             client, "memory_guard", request_id="r2", tool="pay", arguments={}, cites=[]
         )
-        assert failed and "do not run pay" in text and "cite the states" in text
-        failed, text = await call(client, "memory_record", request_id="r7", delta=[add("x")])
-        assert failed and "r7 is not open" in text
-        failed, text = await call(client, "memory_begin", text="a second one")
-        assert failed and "r2 is open" in text
+        assert failed.error and "do not run pay" in failed.text and "cite the states" in failed.text
+        failed = await call(client, "memory_record", request_id="r7", delta=[add("x")])
+        assert failed.error and "r7 is not open" in failed.text
+        second = await ok(client, "memory_begin", text="a second one")  # requests side by side
+        assert second["request_id"] == "r3"
+        await ok(client, "memory_discard", request_id="r3")
         await ok(client, "memory_reveal", request_id="r2", ids=["r1.budget"])
         approved = await ok(
             client,
@@ -113,7 +126,7 @@ def test_rule_violations_are_tool_errors_with_the_reasons(store: Store, repo: Re
             arguments={"eur": 150},
             cites=["r1.budget"],
         )
-        assert json.loads(approved)["approved"] is True
+        assert approved["approved"] is True and approved["decision_id"] == "r2.a2"
         await ok(client, "memory_commit", request_id="r2", answer="kept")
 
     hosted(store, repo.namespace, script)
@@ -121,127 +134,43 @@ def test_rule_violations_are_tool_errors_with_the_reasons(store: Store, repo: Re
     assert [d.approved for d in bundle.decisions] == [False, True]
 
 
-def test_another_namespace_is_unreachable(
-    store: Store, repo: Repository, other_repo: Repository
-) -> None:
+def test_argument_errors_are_short_and_name_the_field(store: Store, repo: Repository) -> None:
     first_requests(store, repo.namespace)
-    secret = add("secret", "preference", "Other tenant's secret", "do not leak")
-    tenant_b = Session.start(other_repo, "tenant b")
-    tenant_b.record([secret])
-    tenant_b.commit("kept", "b's request")
+    malformed = [{"op": "add", "key": f"k{i}", "category": "nope"} for i in range(500)]
 
-    async def script(client: Client) -> None:
-        assert other_repo.namespace not in await ok(client, "memory_index")
-        failed, text = await call(client, "memory_reveal", ids=["r1.secret"])
-        assert failed and "not shown" in text
-        # A namespace argument is not a parameter of any tool: it changes nothing.
-        failed, text = await call(client, "memory_history", namespace=other_repo.namespace)
-        assert "b's request" not in text
-        await ok(client, "memory_begin", text="mine")
-        failed, text = await call(client, "memory_reveal", request_id="r2", ids=["r1.secret"])
-        assert failed
-
-    hosted(store, repo.namespace, script)
-    assert other_repo.load_draft() is None and len(repo.history()) == 1
-
-
-def test_read_only_refuses_every_write(store: Store, repo: Repository) -> None:
-    first_requests(store, repo.namespace)
-    before = repo.counts()
-
-    async def script(client: Client) -> None:
-        assert "r1.budget" in await ok(client, "memory_index")
-        assert "r1" in await ok(client, "memory_history")
-        assert "r1.budget [constraint]" in await ok(client, "memory_why", state_id="r1.budget")
-        shown = json.loads(await ok(client, "memory_reveal", ids=["r1.budget"]))
-        assert shown["states"][0]["id"] == "r1.budget"
-        writes: dict[str, dict[str, Any]] = {
-            "memory_begin": {"text": "x"},
-            "memory_record": {"request_id": "r2", "delta": [add("x")]},
-            "memory_observe": {"request_id": "r2", "tool": "t", "arguments": {}, "output": "o"},
-            "memory_guard": {"request_id": "r2", "tool": "t", "arguments": {}, "cites": []},
-            "memory_commit": {"request_id": "r2", "answer": "a"},
-            "memory_discard": {"request_id": "r2"},
-        }
-        for tool, arguments in writes.items():
-            failed, text = await call(client, tool, **arguments)
-            assert failed and "read-only" in text, tool
-
-    hosted(store, repo.namespace, script, read_only=True)
-    assert repo.counts() == before and repo.load_draft() is None
-
-
-def test_a_restarted_server_picks_the_request_up_from_its_draft(
-    store: Store, repo: Repository
-) -> None:
-    first_requests(store, repo.namespace)
-
-    async def start(client: Client) -> None:
-        await ok(client, "memory_begin", text="Book a hotel in Lisbon")
-        await ok(client, "memory_reveal", request_id="r2", ids=["r1.budget"])
-
-    async def finish(client: Client) -> None:
-        await ok(client, "memory_record", request_id="r2", delta=[add("plan", "decision")])
-        await ok(client, "memory_commit", request_id="r2", answer="done")
-
-    hosted(store, repo.namespace, start)
-    assert repo.load_draft() is not None
-    hosted(store, repo.namespace, finish)
-    [*_, bundle] = repo.bundles()
-    assert [s.id for s in bundle.states] == ["r2.plan"] and repo.load_draft() is None
-
-
-def test_a_large_reveal_is_paged(store: Store, repo: Repository) -> None:
-    long = "x" * 3_900
-    session = Session.start(repo, "long")
-    session.record([add("big", "artifact", "a long artifact", long)])
-    session.commit("kept", "long one")
-
-    async def script(client: Client) -> None:
-        await ok(client, "memory_begin", text="read it")
-        first = await ok(client, "memory_reveal", request_id="r2", ids=["r1.big"])
-        assert len(first) < 1_100 and "page 1 of" in first
-        pages = int(first.rsplit("page 1 of ", 1)[1].split(";")[0])
-        rest = [
-            await ok(client, "memory_reveal", request_id="r2", ids=["r1.big"], page=n)
-            for n in range(2, pages + 1)
-        ]
-        assert all(len(p) < 1_100 for p in rest)
-        assert "".join([first, *rest]).count("x") >= len(long)
-        failed, _ = await call(client, "memory_reveal", request_id="r2", ids=["r1.big"], page=99)
-        assert failed
+    async def script(client: Any) -> None:
+        await ok(client, "memory_begin", text="open")
+        failed = await call(client, "memory_record", request_id="r2", delta=malformed)
+        assert failed.error and len(failed.text) < 1_500, len(failed.text)
+        assert "delta" in failed.text and "pydantic" not in failed.text
+        assert "https://" not in failed.text
+        failed = await call(client, "memory_record", request_id="r2", delta=[add("x")] * 0)
+        assert failed.error and "delta" in failed.text
+        failed = await call(client, "memory_history", namespace="elsewhere")
+        assert failed.error and "namespace" in failed.text and "not permitted" in failed.text
+        failed = await call(client, "memory_reveal", ids="not a list")
+        assert failed.error and "ids" in failed.text
+        # Some hosts send lists as JSON text: taken as the list it spells.
+        listed = await ok(client, "memory_reveal", request_id="r2", ids='["r1.budget"]')
+        assert listed["states"][0]["id"] == "r1.budget"
         await ok(client, "memory_discard", request_id="r2")
 
-    hosted(store, repo.namespace, script, page_chars=1_000)
-
-
-def test_an_abandoned_request_expires_and_frees_the_namespace(repo: Repository) -> None:
-    now = [0.0]
-    requests = OpenRequest(repo, ttl_s=60, clock=lambda: now[0])
-    session = requests.begin("walked away")
-    assert repo.load_draft() is not None and requests.expire() is None
-    now[0] = 61
-    assert requests.expire() == session.request_id
-    assert repo.load_draft() is None
-    Session.start(repo, "the next writer").discard()  # the lease was released
-    # A draft a stopped server left counts from when this one first saw it.
-    Session.start(repo, "left by a stopped server").__exit__(None, None, None)
-    assert requests.expire() is None
-    now[0] = 130
-    assert requests.expire() is not None and repo.load_draft() is None
+    hosted(store, repo.namespace, script)
 
 
 def test_hostile_arguments_are_never_echoed_in_full(store: Store, repo: Repository) -> None:
     first_requests(store, repo.namespace)
     huge = "r" + "9" * 200_000
 
-    async def script(client: Client) -> None:
+    async def script(client: Any) -> None:
         calls: list[tuple[str, dict[str, Any]]] = [
             ("memory_record", {"request_id": huge, "delta": [add("x")]}),
             ("memory_commit", {"request_id": huge, "answer": "a"}),
             ("memory_discard", {"request_id": huge}),
             ("memory_reveal", {"ids": [huge]}),
             ("memory_why", {"state_id": huge}),
+            ("memory_search", {"query": huge}),
+            ("memory_remember", {"summary": huge}),
         ]
         await ok(client, "memory_begin", text="open")
         calls.append(
@@ -251,50 +180,276 @@ def test_hostile_arguments_are_never_echoed_in_full(store: Store, repo: Reposito
             )  # fmt: skip
         )
         for tool, arguments in calls:
-            failed, text = await call(client, tool, **arguments)
-            assert failed and len(text) < 4_100, (tool, len(text))
+            failed = await call(client, tool, **arguments)
+            assert failed.error and len(failed.text) < 4_100, (tool, len(failed.text))
 
     hosted(store, repo.namespace, script)
 
 
-def test_a_read_opens_collapsed_requests_and_their_states(store: Store, repo: Repository) -> None:
+def test_another_namespace_is_unreachable(
+    store: Store, repo: Repository, other_repo: Repository
+) -> None:
+    first_requests(store, repo.namespace)
+    secret = add("secret", "preference", "Other tenant's secret budget", "do not leak")
+    tenant_b = Session.start(other_repo, "tenant b")
+    tenant_b.record([secret])
+    tenant_b.commit("kept", "b's request")
+
+    async def script(client: Any) -> None:
+        assert other_repo.namespace not in (await ok(client, "memory_index"))["text"]
+        failed = await call(client, "memory_reveal", ids=["r1.secret"])
+        assert failed.error and "not shown" in failed.text
+        found = await ok(client, "memory_search", query="tenant secret budget leak")
+        assert "r1.secret" not in [h["id"] for h in found["hits"]]
+        assert "do not leak" not in str(found) and "tenant" not in str(found["hits"])
+        failed = await call(client, "memory_forget", id="r1.secret")
+        assert failed.error and "not found" in failed.text
+        await ok(client, "memory_begin", text="mine")
+        failed = await call(client, "memory_reveal", request_id="r2", ids=["r1.secret"])
+        assert failed.error
+
+    hosted(store, repo.namespace, script, allow_forget=True)
+    assert other_repo.open_requests() == [] and len(repo.history()) == 1
+    assert [s.id for s in other_repo.bundles()[0].states] == ["r1.secret"]
+
+
+def test_search_hits_count_as_shown_and_nothing_else_opens(store: Store, repo: Repository) -> None:
     for n in range(1, 31):
         session = Session.start(repo, f"request {n}")
-        session.record([add(f"k{i}", summary=f"fact {i} of request {n} " * 3) for i in range(8)])
+        facts = [add(f"k{i}", summary=f"fact {i} of request {n} " * 3) for i in range(8)]
+        if n == 1:
+            facts.append(add("passport", "environment", "Passport number kept", "X1234567 (PT)"))
+        session.record(facts)
         session.commit("kept", f"request {n} with eight facts")
 
-    async def script(client: Client) -> None:
-        index = await ok(client, "memory_index")
-        assert "collapsed: access r" in index
-        oldest = index.split("collapsed: access ", 1)[1].split("]", 1)[0]
-        listed = json.loads(await ok(client, "memory_reveal", ids=[oldest]))
-        assert [line.split()[0] for line in listed["requests"][oldest]][:2] == [
-            f"{oldest}.k0",
-            f"{oldest}.k1",
-        ]
-        opened = json.loads(await ok(client, "memory_reveal", ids=[f"{oldest}.k1"]))
-        assert opened["states"][0]["id"] == f"{oldest}.k1"
-        failed, text = await call(client, "memory_reveal", ids=["r99.k1"])
-        assert failed and "not shown" in text
-
-    hosted(store, repo.namespace, script, read_only=True)
-
-
-def test_an_open_draft_and_an_expired_one_are_named_in_the_tools_words(
-    store: Store, repo: Repository
-) -> None:
-    Session.start(repo, "left by a stopped server").__exit__(None, None, None)
-
-    async def script(client: Client) -> None:
-        failed, text = await call(client, "memory_begin", text="a new one")
-        assert failed and "memory_commit or memory_discard it (request_id r1)" in text
-        await ok(client, "memory_discard", request_id="r1")
+    async def script(client: Any) -> None:
+        index = (await ok(client, "memory_index"))["text"]
+        assert "r1.passport" not in index  # collapsed away: not shown
+        hits = (await ok(client, "memory_search", query='passport "number" (+X~*)'))["hits"]
+        assert hits[0]["id"] == "r1.passport" and hits[0]["category"] == "environment"
+        opened = await ok(client, "memory_reveal", ids=["r1.passport"])
+        assert opened["states"][0]["content"] == "X1234567 (PT)"
+        # Inside a request the hit is shown to that request, and kept in its draft.
+        begun = await ok(client, "memory_begin", text="zeppelin")
+        rid = begun["request_id"]
+        failed = await call(client, "memory_reveal", request_id=rid, ids=["r1.passport"])
+        assert failed.error and "unknown id" in failed.text  # inside a request PSA is strict
+        await ok(client, "memory_search", query="passport", request_id=rid)
+        inside = await ok(client, "memory_reveal", request_id=rid, ids=["r1.passport"])
+        assert inside["states"][0]["id"] == "r1.passport"
+        assert "r1.passport" in repo.open_request(rid).payload  # the hit is kept with the request
+        await ok(client, "memory_discard", request_id=rid)
+        empty = await ok(client, "memory_search", query="zeppelin")
+        assert empty["hits"] == []
+        for hostile in ["*", "\\", '"', "a:b OR namespace:*", "AND OR NOT", "((("]:
+            done = await call(client, "memory_search", query=hostile)
+            assert not done.error and done.data is not None, (hostile, done.text)
 
     hosted(store, repo.namespace, script)
+
+
+def test_forget_needs_the_flag_scrubs_drafts_and_search(store: Store, repo: Repository) -> None:
+    first_requests(store, repo.namespace)
+
+    async def without_flag(client: Any) -> None:
+        assert "memory_forget" not in await tools_of(client)
+        assert (await call(client, "memory_forget", id="r1")).error
+
+    hosted(store, repo.namespace, without_flag)
+
+    async def script(client: Any) -> None:
+        tools = await tools_of(client)
+        assert tools["memory_forget"]["annotations"]["destructiveHint"] is True
+        fact = await ok(client, "memory_remember", summary="Lives at Rua Augusta 12, Lisbon")
+        assert (await ok(client, "memory_search", query="augusta"))["hits"]
+        begun = await ok(client, "memory_begin", text="where do I live")
+        rid = begun["request_id"]
+        await ok(client, "memory_reveal", request_id=rid, ids=[fact["state_id"]])
+        # The request holds the user's words too: forgetting it forgets the fact for good.
+        gone = await ok(client, "memory_forget", id=fact["request_id"])
+        assert gone["nodes"] == 2
+        draft = repo.open_request(rid)
+        assert draft is not None and "Augusta" not in draft.payload
+        assert (await ok(client, "memory_search", query="augusta"))["hits"] == []
+        failed = await call(client, "memory_reveal", ids=[fact["state_id"]])
+        assert failed.error and "not shown" in failed.text
+        await ok(client, "memory_commit", request_id=rid, answer="forgotten")
+        assert (await ok(client, "memory_forget", id="r1"))["nodes"] >= 2
+
+    hosted(store, repo.namespace, script, allow_forget=True)
+    assert [b.request.id for b in repo.bundles()] == ["r3"]
+    assert "Augusta" not in str(repo.bundles())
+
+
+def test_remember_is_one_request_in_one_call(store: Store, repo: Repository) -> None:
+    first_requests(store, repo.namespace)
+
+    async def script(client: Any) -> None:
+        fact = await ok(
+            client, "memory_remember", summary="Prefers an aisle seat", category="preference"
+        )
+        assert fact == {"request_id": "r2", "state_id": "r2.prefers_aisle_seat",
+                        "states_added": ["r2.prefers_aisle_seat"]}  # fmt: skip
+        opened = await ok(client, "memory_reveal", ids=[fact["state_id"]])
+        assert opened["states"][0]["content"] == "Prefers an aisle seat"
+        newer = await ok(
+            client,
+            "memory_remember",
+            summary="Prefers a window seat now",
+            key="seat",
+            relations=[{"type": "SUPERSEDES", "target": fact["state_id"]}],
+        )
+        assert newer["state_id"] == "r3.seat"
+        assert "SUPERSEDED by r3.seat" in (await ok(client, "memory_index"))["text"]
+        failed = await call(
+            client,
+            "memory_remember",
+            summary="x",
+            relations=[{"type": "DEPENDS_ON", "target": "r9.unknown"}],
+        )
+        assert failed.error and "r9.unknown" in failed.text
+        await ok(client, "memory_begin", text="open one")
+        beside = await ok(client, "memory_remember", summary="Lives in Porto")  # r4 stays open
+        assert beside["request_id"] == "r5"
+        await ok(client, "memory_discard", request_id="r4")
+        for again, extra in (("memory_discard", {}), ("memory_commit", {"answer": "x"})):
+            failed = await call(client, again, request_id="r4", **extra)
+            assert failed.error and "r4 was discarded" in failed.text, again
+
+    hosted(store, repo.namespace, script)
+    assert [b.request.id for b in repo.bundles()] == ["r1", "r2", "r3", "r5"]  # refused: none
+    assert repo.next_request_seq() == 6 and repo.open_requests() == []
+
+
+def test_reveal_opens_what_it_can_and_says_what_it_cannot(store: Store, repo: Repository) -> None:
+    first_requests(store, repo.namespace)
+    evidence = Session.start(repo, "with evidence")
+    oid = evidence.observe("lookup", {"q": "x"}, "raw output of the lookup")
+    evidence.record([add("cited", summary="A cited fact", evidence=[oid])])
+    evidence.commit("kept", "cited one")
+
+    async def script(client: Any) -> None:
+        mixed = await ok(client, "memory_reveal", ids=["r1.budget", "r9.nothing", "r2.cited"])
+        assert [s["id"] for s in mixed["states"]] == ["r1.budget", "r2.cited"]
+        assert any("r9.nothing" in reason for reason in mixed["not_opened"])
+        begun = await ok(client, "memory_begin", text="why is it cited")
+        rid = begun["request_id"]
+        cited = await ok(client, "memory_reveal", request_id=rid, ids=["r2.cited"])
+        ends = [x["other"] for x in cited["states"][0]["relations"]]
+        assert ends == ["r2.o1"]
+        opened = await ok(client, "memory_reveal", request_id=rid, ids=["r2.o1"])
+        assert opened["observations"][0]["output"] == "raw output of the lookup"
+        assert opened["observations"][0]["tool"] == "lookup"
+        await ok(client, "memory_discard", request_id=rid)
+
+    hosted(store, repo.namespace, script)
+
+
+def test_a_restarted_server_picks_the_request_up_from_its_draft(
+    store: Store, repo: Repository
+) -> None:
+    first_requests(store, repo.namespace)
+
+    async def start(client: Any) -> None:
+        await ok(client, "memory_begin", text="Book a hotel in Lisbon")
+        await ok(client, "memory_reveal", request_id="r2", ids=["r1.budget"])
+
+    async def finish(client: Any) -> None:
+        await ok(client, "memory_record", request_id="r2", delta=[add("plan", "decision")])
+        await ok(client, "memory_commit", request_id="r2", answer="done")
+        again = await ok(client, "memory_commit", request_id="r2", answer="done")
+        assert again["already_committed"] is True and again["states_added"] == ["r2.plan"]
+        failed = await call(client, "memory_record", request_id="r2", delta=[add("late")])
+        assert failed.error and "already committed" in failed.text
+
+    hosted(store, repo.namespace, start)
+    assert [r.request_id for r in repo.open_requests()] == ["r2"]
+    hosted(store, repo.namespace, finish)
+    [*_, bundle] = repo.bundles()
+    assert [s.id for s in bundle.states] == ["r2.plan"] and repo.open_requests() == []
+
+
+def test_a_large_reveal_is_paged_as_data(store: Store, repo: Repository) -> None:
+    long = "x" * 3_900
+    session = Session.start(repo, "long")
+    session.record([add("big", "artifact", "a long artifact", long)])
+    session.commit("kept", "long one")
+
+    async def script(client: Any) -> None:
+        await ok(client, "memory_begin", text="read it")
+        first = await call(client, "memory_reveal", request_id="r2", ids=["r1.big"])
+        assert not first.error and len(first.text) < 1_500 and "page 1 of" in first.text
+        assert first.data is not None
+        pages = first.data["pages"]
+        parts = [first.data["states"][0]]
+        for n in range(2, pages + 1):
+            parts += (await ok(client, "memory_reveal", request_id="r2", ids=["r1.big"], page=n))[
+                "states"
+            ]
+        assert [p["part"] for p in parts] == list(range(1, pages + 1))
+        assert "".join(p["content"] for p in parts) == long
+        failed = await call(client, "memory_reveal", request_id="r2", ids=["r1.big"], page=99)
+        assert failed.error
+        await ok(client, "memory_discard", request_id="r2")
+
+    hosted(store, repo.namespace, script, page_chars=1_000)
+
+
+def test_an_abandoned_request_expires(store: Store, repo: Repository) -> None:
     now = [0.0]
-    requests = OpenRequest(repo, ttl_s=60, clock=lambda: now[0])
+    memory = memory_over(store, repo.namespace)
+    fs, _ = memory.get()
+    requests = OpenRequests(fs, ttl_s=60, clock=lambda: now[0])
     session = requests.begin("walked away")
+    kept = requests.begin("still in use")
+    assert len(repo.open_requests()) == 2 and requests.expire() == []
+    now[0] = 30
+    requests.get(kept.request_id)  # touched: its idle time starts again
     now[0] = 61
-    assert requests.expire() == session.request_id
+    assert requests.expire() == [session.request_id]
+    assert [r.request_id for r in repo.open_requests()] == [kept.request_id]
     with pytest.raises(UsageError, match="discarded after 60 s without a call"):
         requests.get(session.request_id)
+    requests.shutdown()
+    memory.close()
+
+
+def test_a_draft_of_a_live_writer_is_never_expired_and_its_holder_is_named(
+    store: Store, repo: Repository
+) -> None:
+    """Another writer's request is judged by its hold and its draft's last save, not by when
+    this server first saw it."""
+    import time
+
+    memory = memory_over(store, repo.namespace)
+    fs, _ = memory.get()
+    elsewhere = Session.start(repo, "worked on by another server")
+    requests = OpenRequests(fs, ttl_s=1)
+    time.sleep(2.2)
+    assert requests.expire() == []  # idle 2 s, but its writer is alive and holds it
+    with pytest.raises(UsageError, match=r"being run by writer .* which holds it"):
+        requests.get(elsewhere.request_id)
+    mine = requests.begin("a second host")  # beside it, never refused
+    assert mine.request_id != elsewhere.request_id
+    elsewhere.__exit__(None, None, None)  # its server stops: hold released, draft kept
+    assert requests.expire() == [elsewhere.request_id]  # last saved 2 s ago, over the 1 s ttl
+    requests.shutdown()
+    memory.close()
+
+
+def test_a_dropped_session_lets_its_request_go(repo: Repository) -> None:
+    import gc
+    import time
+
+    session = Session.start(repo, "dropped")
+    rid = session.request_id
+    assert repo.open_request(rid).held
+    del session
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while repo.open_request(rid).held:
+        assert time.monotonic() < deadline, "the request is still held"
+        time.sleep(0.1)
+    resumed = Session.resume(repo, rid)  # another writer can go on at once
+    assert resumed.request_id == rid
+    resumed.discard()

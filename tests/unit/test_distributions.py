@@ -42,6 +42,13 @@ def test_library_wheel_holds_no_benchmark_fuzz_or_fault_module(tmp_path: Path) -
     names = zipfile.ZipFile(wheel).namelist()
     assert "flowstate/engine/agent.py" in names
     assert "flowstate/_cypher/schema.cypher" in names
+    # tiktoken's o200k and cl100k files with their licence: token counts without litellm.
+    o200k, cl100k = (
+        "fb374d419588a4632f3f557e76b4b70aebbca790",
+        "9b5ad71b2ce5302211f9c61530b329a4922fc6a4",
+    )
+    for shipped in (o200k, cl100k, "LICENSE"):
+        assert f"flowstate/_tiktoken/{shipped}" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     shipped = [n for n in names if n.endswith(".py")]
     offenders = [

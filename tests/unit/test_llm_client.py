@@ -260,7 +260,11 @@ def test_configuration_errors_are_not_retried_whatever_their_class(
     assert model.remaining == 1  # asked once
 
 
-def test_a_model_name_litellm_cannot_place_is_a_usage_error() -> None:
+def test_a_model_name_litellm_cannot_place_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     check_model("gpt-4o-mini")
     check_model("anthropic/claude-3-5-haiku-latest")
     check_model("flowstate-scripted/anything")  # resolves; whether it is registered is later
@@ -429,3 +433,11 @@ def test_scripted_clients_send_the_schema_as_response_format_by_default() -> Non
     assert call.response_format is not None
     assert call.response_format["json_schema"]["name"] == "StepOutput"
     assert "delta" in call.response_format["json_schema"]["schema"]["properties"]
+
+
+def test_a_missing_api_key_is_named_before_any_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(UsageError, match=r"needs ANTHROPIC_API_KEY in the environment"):
+        check_model("anthropic/claude-3-5-haiku-latest")
+    monkeypatch.delenv("OLLAMA_API_BASE", raising=False)
+    check_model("ollama/llama3")  # a base URL with a default is not a missing credential

@@ -1,4 +1,4 @@
-"""flowstate-bench plugs `flowstate bench` into the library's command line by entry point."""
+"""flowstate-memory-bench plugs `flowstate bench` into the library's command line by entry point."""
 
 from click.testing import CliRunner
 

@@ -1,0 +1,22 @@
+// States of one namespace whose summary or content match a full-text query, best first, each
+// with the state that superseded it (if any). $query is built by FlowState from the words of
+// the user's text (letters and digits only, so no user text is Lucene syntax) and scoped to
+// the namespace by a quoted phrase on the indexed `namespace` property; the WHERE is what
+// enforces the namespace. $scan bounds the index hits read, $limit the rows returned.
+// $namespace: str; $query: str; $scan: int; $limit: int
+// The index is eventually consistent (schema.cypher): wait for the updates of commits that
+// landed before this query, so that a state committed a moment ago is found.
+CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
+WITH 1 AS ready
+CALL db.index.fulltext.queryNodes('flowstate_state_text', $query, {limit: $scan})
+YIELD node, score
+WITH node AS s, score
+WHERE s.namespace = $namespace AND s.id IS NOT NULL
+CALL (s) {
+  OPTIONAL MATCH (newer:State {namespace: $namespace})-[:SUPERSEDES]->(s)
+  RETURN min(newer.id) AS superseded_by
+}
+RETURN s.id AS id, s.request_id AS request_id, s.category AS category, s.summary AS summary,
+       superseded_by, score
+ORDER BY score DESC, id
+LIMIT $limit

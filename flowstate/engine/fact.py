@@ -1,0 +1,114 @@
+"""A whole request in one transaction: begin, record and commit a few facts in one call.
+
+    result = fs.remember([{"op": "add", "key": "home_city", "category": "preference",
+                           "summary": "Lives in Porto", "content": "Lives in Porto"}],
+                         text="I live in Porto now")
+
+The step goes through the same step driver and rules as every request (a delta and a final
+answer in one step; a refused delta holds the answer back, so nothing is committed), and the
+request is committed in one transaction that also hands out its seq: the namespace's counter
+node is write-locked for that transaction (commits around it wait; other requests may be open
+meanwhile), and a crash leaves nothing, not even a used id. No draft is written: there is
+nothing to resume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+from pydantic import ValidationError
+
+from flowstate.engine.agent_core import AgentCore, check_request_text
+from flowstate.engine.driver import (
+    CallModel,
+    Commit,
+    Done,
+    Progress,
+    RunResult,
+    SaveDraft,
+    Start,
+    StepDriver,
+)
+from flowstate.engine.index import HistoricalIndex, RenderedIndex
+from flowstate.engine.report import StepReport
+from flowstate.errors import FlowStateError, UsageError
+from flowstate.models import ids
+from flowstate.models.active import ActiveState
+from flowstate.models.records import Relation
+from flowstate.models.step import StepOutput
+from flowstate.models.vocab import RelationType
+from flowstate.safety.redaction import Redactor
+from flowstate.store.codec import describe
+from flowstate.store.plans import Plan, Transaction, TxWork
+
+
+def remember_plan(
+    agent: AgentCore[Any],
+    text: str,
+    delta: Sequence[dict[str, Any]],
+    *,
+    answer: str = "",
+    summary: str = "",
+    redact: Redactor[Any] | None = None,
+) -> Plan[RunResult]:
+    """Begin a request with `text`, apply `delta` under the ISU rules and commit it, all in
+    one transaction; UsageError (nothing written) when a rule refuses any of it."""
+    check_request_text(text)
+    final = {"type": "final", "answer": answer or "recorded", "summary": summary}
+    try:
+        step = StepOutput.model_validate({"delta": list(delta), "action": final})
+    except ValidationError as e:
+        raise UsageError(f"invalid delta: {describe(e)}") from e
+    agent.ops.writable("remember")
+    if _relates_to_the_past(step):
+        yield from agent.refresh_plan()  # the rules check relations against the index shown
+
+    def work() -> TxWork[tuple[RunResult, list[Relation]]]:
+        return _one_request(agent, text, step, redact)
+
+    done: tuple[RunResult, list[Relation]] = yield Transaction(work)
+    result, relations = done
+    if any(r.type is RelationType.SUPERSEDES for r in relations):
+        # The cached index marks what this request superseded (the next refresh would not).
+        yield from agent.refresh_plan(relations)
+    return result
+
+
+def _one_request(
+    agent: AgentCore[Any], text: str, step: StepOutput, redact: Redactor[Any] | None
+) -> TxWork[tuple[RunResult, list[Relation]]]:
+    ops = agent.ops
+    seq = yield from ops.begin_in_transaction()
+    active = ActiveState(
+        namespace=ops.namespace, request_id=ids.request_id(seq), seq=seq, text=text
+    )
+    index = agent.index.render(text) if _relates_to_the_past(step) else _no_index()
+    driver = StepDriver(active, index, agent.logic, start=Start.NEW, redact=redact)
+    command = driver.start()
+    report, sent = StepReport(0), False
+    while not isinstance(command, Done):
+        outcome: Any = None
+        if isinstance(command, CallModel):
+            if sent:  # asked for another step: the delta was refused, the answer held back
+                raise UsageError("; ".join(report.messages) or "the delta was refused")
+            outcome, sent = step, True
+        elif isinstance(command, Commit):
+            yield from ops.commit_in_transaction(command.bundle)  # rolled back on a refusal
+        elif isinstance(command, Progress):
+            report = command.report
+        elif not isinstance(command, SaveDraft):  # one transaction: no draft to keep
+            raise FlowStateError(f"a one-call request cannot perform {type(command).__name__}")
+        command = driver.send(outcome)
+    return command.result, command.bundle.relations
+
+
+def _relates_to_the_past(step: StepOutput) -> bool:
+    """Whether a relation names a past state (the index decides whether it is visible)."""
+    return any("." in rel.target for op in step.delta for rel in getattr(op, "relations", ()))
+
+
+@cache
+def _no_index() -> RenderedIndex:
+    return HistoricalIndex((), 2_000, None).render()

@@ -1,0 +1,105 @@
+"""The server's memory, connected in the background: the server answers `initialize` at once
+(a host gives up on a server that takes seconds), and a tool call that comes while Neo4j is
+still being reached or started says so instead of waiting."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from flowstate.errors import FlowStateError, StoreUnavailable
+
+if TYPE_CHECKING:
+    from flowstate.api import FlowState
+    from flowstate.mcp.requests import OpenRequests
+
+Say = Callable[[str], None]
+Opener = Callable[[Say], "FlowState"]
+
+# How long a tool call waits for a connection under way before it says "not ready yet": a
+# configured server answers well within it, even on a loaded machine; hosts wait longer
+# for a tool call than for `initialize`.
+WAIT_S = 10.0
+
+
+class NotReady(StoreUnavailable):
+    """Neo4j is still being reached or started; nothing of the call was applied."""
+
+
+class Memory:
+    """One namespace's `FlowState` and its open request, made by `open_fs` in a thread."""
+
+    def __init__(self, open_fs: Opener, ttl_s: float, say: Say) -> None:
+        self._open_fs = open_fs
+        self._ttl_s = ttl_s
+        self._say = say
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
+        self._fs: FlowState | None = None
+        self._requests: OpenRequests | None = None
+        self._error: FlowStateError | None = None
+        self._phase = "connecting to Neo4j"
+        self._since = time.monotonic()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Begin connecting (or starting the managed Neo4j) in the background."""
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._ready.clear()
+            self._error, self._since = None, time.monotonic()
+            self._phase = "connecting to Neo4j"
+            self._thread = threading.Thread(target=self._connect, name="flowstate-connect")
+            self._thread.daemon = True
+            self._thread.start()
+
+    def get(self, wait_s: float = WAIT_S) -> tuple[FlowState, OpenRequests]:
+        """The connected memory; `NotReady` while it is being reached, the connection's error
+        when it failed (and a new attempt is begun for the next call)."""
+        if not self._ready.wait(wait_s):
+            waited = time.monotonic() - self._since
+            raise NotReady(
+                f"the memory is not ready yet: {self._phase} ({waited:.0f} s so far). Nothing "
+                "was applied: send the same call again in a few seconds"
+            )
+        if self._error is not None:
+            error = self._error
+            self.start()  # the database may be back by the next call
+            raise type(error)(f"{error} (trying again now: send the call again shortly)")
+        assert self._fs is not None and self._requests is not None
+        return self._fs, self._requests
+
+    def ready(self) -> FlowState | None:
+        """The memory if it is connected (no waiting)."""
+        return self._fs if self._ready.is_set() and self._error is None else None
+
+    def close(self) -> None:
+        if self._requests is not None:
+            self._requests.shutdown()
+        if self._fs is not None:
+            self._fs.close()
+
+    def _phase_said(self, message: str) -> None:
+        self._phase = message.rstrip(".")
+        self._say(message)
+
+    def _connect(self) -> None:
+        try:
+            from flowstate.mcp.requests import OpenRequests
+
+            fs = self._open_fs(self._phase_said)
+            self._phase = "reading the index"
+            fs.shown_index()  # loads the index and the tokenizer before the first call
+            self._fs, self._requests = fs, OpenRequests(fs, self._ttl_s)
+            self._say(f"connected: namespace {fs.namespace!r} ready")
+        except FlowStateError as e:
+            self._error = e
+            self._say(f"cannot open the memory: {e}")
+        except Exception as e:  # never leave a call waiting on a thread that died
+            self._error = StoreUnavailable(f"cannot open the memory: {type(e).__name__}: {e}")
+            self._say(str(self._error))
+        finally:
+            self._ready.set()

@@ -1,0 +1,331 @@
+"""What each MCP tool takes and returns, as pydantic models: their JSON schemas are the tools'
+input and output schemas, and a result's structured content is the output model, dumped.
+
+Pure data. Every string and list is bounded, so that validating a hostile argument is cheap
+and its error short; FlowState's own rules then check what the bounds let through.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flowstate.models import Category
+from flowstate.models.records import MAX_CONTENT_CHARS, MAX_REQUEST_TEXT_CHARS, MAX_SUMMARY_CHARS
+from flowstate.models.step import DeltaOp, RelationSpec
+
+ID_CHARS = 200  # longer than any valid id; a longer one is refused before it is looked at
+
+
+class Args(BaseModel):
+    # An unknown argument (a `namespace`, a typo) is refused by name, never ignored.
+    model_config = ConfigDict(extra="forbid")
+
+
+RequestId = Annotated[
+    str, Field(max_length=ID_CHARS, description="the id memory_begin returned, e.g. r7")
+]
+PageNo = Annotated[int, Field(ge=1, le=100_000, description="page of a long result, from 1")]
+Ids = Annotated[
+    list[Annotated[str, Field(max_length=ID_CHARS)]],
+    Field(
+        min_length=1,
+        max_length=64,
+        description="ids shown in the index, by a search or at a relation end: states "
+        "(r3.key), collapsed requests (r3) or observations (r3.o1); at most 8 open per call",
+    ),
+]
+JsonObject = Annotated[dict[str, Any], Field(description="the tool call's arguments")]
+
+
+# --- inputs ----------------------------------------------------------------------------------
+
+
+class IndexArgs(Args):
+    page: PageNo = 1
+    request_id: Annotated[
+        str | None,
+        Field(
+            max_length=ID_CHARS,
+            description="an open request: the index as it sees it (ordered for its text, "
+            "refreshed when others commit)",
+        ),
+    ] = None
+
+
+class HistoryArgs(Args):
+    page: PageNo = 1
+
+
+class WhyArgs(Args):
+    state_id: Annotated[
+        str, Field(max_length=ID_CHARS, description="a state id, e.g. r3.hotel_choice")
+    ]
+    depth: Annotated[int, Field(ge=0, le=20, description="relation hops followed")] = 6
+    page: PageNo = 1
+
+
+class SearchArgs(Args):
+    query: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=2_000,
+            description="words to look for in states' summaries and contents (plain words; "
+            "no query syntax)",
+        ),
+    ]
+    limit: Annotated[int, Field(ge=1, le=50, description="most hits returned")] = 10
+    request_id: RequestId | None = None
+
+
+class RevealArgs(Args):
+    ids: Ids
+    request_id: RequestId | None = None
+    page: PageNo = 1
+
+
+class BeginArgs(Args):
+    text: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=MAX_REQUEST_TEXT_CHARS,
+            description="the user's request, verbatim",
+        ),
+    ]
+
+
+class RecordArgs(Args):
+    request_id: RequestId
+    delta: Annotated[
+        list[DeltaOp],
+        Field(min_length=1, max_length=100, description="add / update / remove operations"),
+    ]
+
+
+class ObserveArgs(Args):
+    request_id: RequestId
+    tool: Annotated[
+        str, Field(min_length=1, max_length=128, description="the tool's name: letters, digits, _")
+    ]
+    arguments: JsonObject
+    output: Annotated[str, Field(max_length=1_000_000, description="the tool's result, as text")]
+    is_error: bool = False
+
+
+class GuardArgs(Args):
+    request_id: RequestId
+    tool: Annotated[
+        str,
+        Field(
+            min_length=1, max_length=128, description="the consequential tool about to be called"
+        ),
+    ]
+    arguments: JsonObject
+    cites: Annotated[
+        list[Annotated[str, Field(max_length=ID_CHARS)]],
+        Field(max_length=64, description="ids of the states the call relies on"),
+    ]
+
+
+class CommitArgs(Args):
+    request_id: RequestId
+    answer: Annotated[
+        str,
+        Field(max_length=MAX_REQUEST_TEXT_CHARS, description="the final answer given to the user"),
+    ]
+    summary: Annotated[
+        str, Field(max_length=MAX_SUMMARY_CHARS, description="one line for the index")
+    ] = ""
+
+
+class DiscardArgs(Args):
+    request_id: RequestId
+
+
+class RememberArgs(Args):
+    summary: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=MAX_SUMMARY_CHARS,
+            description="the fact in one line, as the index will show it",
+        ),
+    ]
+    category: Category = Category.PREFERENCE
+    content: Annotated[
+        str | None,
+        Field(max_length=MAX_CONTENT_CHARS, description="full detail (default: the summary)"),
+    ] = None
+    key: Annotated[
+        str | None,
+        Field(max_length=64, description="snake_case name of the state (default: from summary)"),
+    ] = None
+    relations: Annotated[
+        list[RelationSpec],
+        Field(max_length=8, description="relations to states already shown, e.g. SUPERSEDES"),
+    ] = []
+    text: Annotated[
+        str | None,
+        Field(
+            max_length=MAX_REQUEST_TEXT_CHARS,
+            description="what the user said, kept as the request (default: the summary)",
+        ),
+    ] = None
+
+
+class ForgetArgs(Args):
+    id: Annotated[
+        str,
+        Field(
+            max_length=ID_CHARS, description="a request (r3: all it produced) or a state (r3.key)"
+        ),
+    ]
+
+
+# --- outputs ---------------------------------------------------------------------------------
+
+
+class Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Paged(Out):
+    page: int
+    pages: int
+
+
+class IndexOut(Paged):
+    text: str = Field(description="the index: `rN: summary` lines, then `rN.key [category] ...`")
+    request_id: str | None = Field(description="the request whose index this is, if one was named")
+
+
+class RelationOut(Out):
+    type: str
+    direction: str = Field(description="out: this state -> other; in: other -> this state")
+    other: str
+
+
+class StateOut(Out):
+    id: str
+    category: str
+    summary: str
+    content: str
+    relations: list[RelationOut]
+    superseded_by: list[str] = Field(description="newer states that SUPERSEDE it: stale if any")
+    part: int | None = Field(None, description="a content longer than a page comes in parts")
+    parts: int | None = None
+
+
+class LineOut(Out):
+    id: str
+    category: str
+    summary: str
+    superseded_by: str | None = None
+
+
+class RequestLinesOut(Out):
+    id: str
+    states: list[LineOut]
+
+
+class ObservationOut(Out):
+    id: str
+    tool: str
+    arguments: str = Field(description="the call's arguments, as JSON text")
+    output: str
+    is_error: bool
+    part: int | None = None
+    parts: int | None = None
+
+
+class RevealOut(Paged):
+    request_id: str | None
+    states: list[StateOut]
+    requests: list[RequestLinesOut] = Field(description="collapsed requests: their state lines")
+    observations: list[ObservationOut] = Field(description="observations at relation ends")
+    not_opened: list[str] = Field(description="each id not opened, with the reason")
+
+
+class HitOut(Out):
+    id: str
+    request_id: str
+    category: str
+    summary: str
+    superseded_by: str | None
+    score: float
+
+
+class SearchOut(Out):
+    request_id: str | None
+    words: list[str] = Field(description="the words searched for (the query reduced to words)")
+    hits: list[HitOut] = Field(description="states found, best first; each may now be opened")
+
+
+class BeginOut(Paged):
+    request_id: str
+    index: str = Field(description="the index this request begins with (this page of it)")
+
+
+class RecordOut(Out):
+    request_id: str
+    applied: bool
+    states: list[str] = Field(description="ids of the states the delta added, changed or removed")
+
+
+class ObserveOut(Out):
+    request_id: str
+    observation_id: str
+
+
+class GuardOut(Out):
+    request_id: str
+    approved: bool
+    decision_id: str | None
+
+
+class CommitOut(Out):
+    request_id: str
+    outcome: str
+    states_added: list[str]
+    revealed: list[str]
+    dropped: list[str] = Field(description="references left out: forgotten by others meanwhile")
+    error: str | None
+    already_committed: bool = Field(
+        description="true when this repeats a commit that had already landed"
+    )
+
+
+class DiscardOut(Out):
+    request_id: str
+    discarded: bool
+
+
+class RememberOut(Out):
+    request_id: str
+    state_id: str
+    states_added: list[str]
+
+
+class ForgetOut(Out):
+    id: str
+    nodes: int = Field(description="nodes deleted")
+    relationships: int = Field(description="relationships deleted")
+
+
+class WhyOut(Paged):
+    state_id: str
+    text: str
+
+
+class HistoryLineOut(Out):
+    id: str
+    finished_at: str
+    outcome: str
+    summary: str
+
+
+class HistoryOut(Paged):
+    requests: list[HistoryLineOut]

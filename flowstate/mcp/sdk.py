@@ -1,0 +1,108 @@
+"""The one module that imports the MCP Python SDK, for both of its lines: 1.x (`FastMCP`, which
+langchain-mcp-adapters and fastmcp still need) from 1.10 on, and 2.x (`MCPServer`).
+
+Both lines' servers answer `tools/list` with their `list_tools()` and `tools/call` with their
+`call_tool()`; FlowState overrides those two, so that its own tool table (`catalog`) decides
+what is listed, its own models validate the arguments (short errors, never the SDK's), and
+each result carries FlowState's text block beside its structured content. Types are built
+from their wire form (camelCase), which both lines accept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import mcp.types as types
+
+try:  # 2.x
+    from mcp.server import MCPServer as _Server
+
+    LINE = 2
+except ImportError:  # 1.x
+    from mcp.server.fastmcp import FastMCP as _Server  # type: ignore[no-redef, attr-defined]
+
+    LINE = 1
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One tool result: the text the model reads, the structured content (None on error)."""
+
+    text: str
+    structured: dict[str, Any] | None = None
+    error: bool = False
+
+
+Call = Callable[[str, dict[str, Any]], Awaitable[Reply]]
+
+
+class _ToolError(Exception):
+    """How a 1.x server is told a call failed: its message becomes the error result's text."""
+
+
+def tool(
+    name: str,
+    title: str,
+    description: str,
+    input_schema: dict[str, Any],
+    output_schema: dict[str, Any],
+    annotations: dict[str, Any],
+) -> types.Tool:
+    return types.Tool.model_validate(
+        {
+            "name": name,
+            "title": title,
+            "description": description,
+            "inputSchema": input_schema,
+            "outputSchema": output_schema,
+            "annotations": annotations,
+        }
+    )
+
+
+def server(name: str, instructions: str, version: str, tools: list[types.Tool], call: Call) -> Any:
+    """A server of the installed SDK line that lists `tools` and answers with `call`."""
+    schemas = {t.name: t.model_dump(by_alias=True)["inputSchema"] for t in tools}
+
+    class FlowStateServer(_Server):
+        async def list_tools(self) -> list[types.Tool]:
+            return list(tools)
+
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            return _result(await call(name, arguments or {}))
+
+        def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+            return schemas.get(name)  # 2.x checks Mcp-Param headers against it
+
+    if LINE == 2:
+        return FlowStateServer(name=name, instructions=instructions, version=version)
+    return FlowStateServer(name=name, instructions=instructions)
+
+
+def _result(reply: Reply) -> Any:
+    content = [types.TextContent(type="text", text=reply.text)]
+    if LINE == 1:
+        if reply.error:
+            raise _ToolError(reply.text)
+        return content, reply.structured  # 1.10's low-level server takes this pair
+    return types.CallToolResult.model_validate(
+        {
+            "content": [c.model_dump(by_alias=True, exclude_none=True) for c in content],
+            "structuredContent": reply.structured,
+            "isError": reply.error,
+        }
+    )
+
+
+def run_stdio(app: Any) -> None:
+    app.run("stdio")
+
+
+def http_app(app: Any, host: str) -> Any:
+    """The streamable HTTP ASGI app at /mcp (DNS-rebinding checks for a loopback host)."""
+    if LINE == 2:
+        return app.streamable_http_app(host=host)
+    app.settings.host = host
+    return app.streamable_http_app()

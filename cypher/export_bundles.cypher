@@ -1,4 +1,4 @@
-// Everything each committed request holds, as one row per request in seq order: the shape
+// Everything each committed request holds, as one row per request in commit order: the shape
 // a RequestBundle is rebuilt from (for JSON Lines export).
 // $namespace: str; $types: the state-to-state relationship types (RelationType values).
 MATCH (r:Request {namespace: $namespace})
@@ -39,4 +39,5 @@ CALL (r) {
   RETURN collect(properties(d)) AS decisions
 }
 RETURN properties(r) AS request, states, observations, relations, evidence, decisions
-ORDER BY r.seq
+// In commit order: a request may relate to one of a later seq that committed first.
+ORDER BY coalesce(r.commit_seq, r.seq), r.seq

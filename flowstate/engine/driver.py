@@ -175,6 +175,7 @@ class StepDriver:
                 done = yield from self._finish(verdict, report)
                 if done is not None:
                     return done
+                yield Progress(active, report)  # the commit was refused: the step ends here
                 continue
             if verdict.approval is not None:
                 yield from self._approve(verdict.approval, report)

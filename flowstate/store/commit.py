@@ -8,8 +8,8 @@ failed commit leaves nothing of the request behind.
 
 from __future__ import annotations
 
-from flowstate.errors import ConflictError, NotFoundError, StoreError, ValidationFailed
-from flowstate.models import RequestBundle, ids
+from flowstate.errors import ConflictError, NotFoundError, StoreError
+from flowstate.models import RequestBundle
 from flowstate.store.catalog import Q
 from flowstate.store.codec import to_props
 from flowstate.store.holds import held_by_other
@@ -22,7 +22,6 @@ def write_bundle(namespace: str, bundle: RequestBundle, owner: str | None = None
     `owner`, only while `owner` holds the request's draft."""
     request = bundle.request
     rid = request.id
-    _check_order(bundle)
     [row] = yield Stmt(
         Q.COMMIT_BUNDLE,
         {
@@ -54,22 +53,6 @@ def write_bundle(namespace: str, bundle: RequestBundle, owner: str | None = None
     _expect(row["evidence"], len(bundle.evidence), "evidence links", rid)
     _missing(row["decision_missing"], f"cannot commit {rid}: cited state(s)", namespace)
     _expect(row["decisions"], len(bundle.decisions), "decisions", rid)
-
-
-def _check_order(bundle: RequestBundle) -> None:
-    """Nothing may point at a later request: the NEXT chain and the index follow seq order."""
-    rid, seq = bundle.request.id, bundle.request.seq
-    for rel in bundle.relations:
-        if ids.request_seq(ids.request_of(rel.target)) > seq:
-            raise ValidationFailed(
-                f"cannot commit {rid}: relation target {rel.target} belongs to a later request"
-            )
-    for decision in bundle.decisions:
-        for cited in decision.cites:
-            if ids.request_seq(ids.request_of(cited)) > seq:
-                raise ValidationFailed(
-                    f"cannot commit {rid}: {decision.id} cites {cited}, of a later request"
-                )
 
 
 def _missing(missing: list[str], what: str, namespace: str) -> None:

@@ -72,7 +72,8 @@ class _Pending:
 
 
 def parse_lines(lines: Iterable[str], namespace: str) -> list[RequestBundle]:
-    """Validate every line and group them into bundles in seq order; nothing is written.
+    """Validate every line and group them into bundles in an order they can be written in
+    (see `_commit_order`); nothing is written.
 
     Raises ValidationFailed naming the first bad line. Blank lines are skipped.
     """
@@ -99,7 +100,39 @@ def parse_lines(lines: Iterable[str], namespace: str) -> list[RequestBundle]:
         requests[owner].parts[kind].append(model)
     states = {m.id for _, _, m in parts if isinstance(m, StateNode)}
     _check_targets(parts, states)
-    return [_bundle(p) for p in sorted(requests.values(), key=lambda p: p.request.seq)]
+    return [_bundle(requests[rid]) for rid in _commit_order(requests, parts)]
+
+
+def _commit_order(
+    requests: dict[str, _Pending], parts: list[tuple[int, str, BaseModel]]
+) -> list[str]:
+    """Requests in seq order, except that one relating to (or citing) a state of another
+    comes after it: requests that ran at once may commit out of seq order. A cycle cannot come
+    from a real history (a relation points at committed states only) and is refused."""
+    needs: dict[str, set[str]] = {rid: set() for rid in requests}
+    for _, _, model in parts:
+        if isinstance(model, Relation):
+            targets = [model.target]
+        elif isinstance(model, ActionDecision):
+            targets = list(model.cites)
+        else:
+            continue
+        owner = _owner(model)
+        needs[owner] |= {ids.request_of(t) for t in targets} - {owner}
+    order: list[str] = []
+    placed: set[str] = set()
+    waiting = sorted(requests, key=lambda rid: requests[rid].request.seq)
+    while waiting:
+        ready = next((rid for rid in waiting if needs[rid] <= placed), None)
+        if ready is None:
+            line = requests[waiting[0]].line
+            raise ValidationFailed(
+                f"line {line}: requests {', '.join(waiting)} relate to each other in a cycle"
+            )
+        waiting.remove(ready)
+        order.append(ready)
+        placed.add(ready)
+    return order
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -155,7 +188,7 @@ def _owner(model: BaseModel) -> str:
 
 def _check_targets(parts: list[tuple[int, str, BaseModel]], states: set[str]) -> None:
     # The namespace is empty, so a relation or a decision's citation can only point at a state
-    # of the file itself, committed no later than its source.
+    # of the file itself (written first: see `_commit_order`).
     for number, _, model in parts:
         if isinstance(model, Relation):
             subjects = [(model.target, f"relation target {model.target}")]
@@ -166,8 +199,6 @@ def _check_targets(parts: list[tuple[int, str, BaseModel]], states: set[str]) ->
         for target, subject in subjects:
             if target not in states:
                 raise ValidationFailed(f"line {number}: {subject} is not a state in the file")
-            if ids.request_seq(ids.request_of(target)) > ids.request_seq(_owner(model)):
-                raise ValidationFailed(f"line {number}: {subject} belongs to a later request")
 
 
 def _bundle(pending: _Pending) -> RequestBundle:

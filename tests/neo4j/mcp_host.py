@@ -62,7 +62,7 @@ def assert_same_as_the_agent_loop(store: Store, hosted: Repository, twin: Reposi
     """`hosted` got the host's calls; the agent loop now takes the same steps in `twin`."""
     agent = loop_twin(store, twin.namespace)
     assert facts(hosted.bundles()[-1]) == facts(twin.bundles()[-1])
-    assert hosted.load_draft() is None
+    assert hosted.open_requests() == []
     assert hosted.bundles()[-1].request.usage.prompt_tokens == 0  # FlowState called no model
     index = FlowState(store, hosted.namespace).index(model="host").text
     assert index == agent.index.render().text

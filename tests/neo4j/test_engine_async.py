@@ -102,7 +102,7 @@ def test_the_async_front_door_runs_a_request_without_threads_or_the_sync_driver(
     assert "r1: Porto booked" in index
 
 
-def test_the_async_lease_is_renewed_by_a_task_and_released(
+def test_the_async_hold_is_renewed_by_a_task_and_released(
     neo4j_settings: Neo4jSettings, namespace: str, repo: Repository
 ) -> None:
     seen: list[set[str]] = []
@@ -114,7 +114,7 @@ def test_the_async_lease_is_renewed_by_a_task_and_released(
         return city
 
     model = ScriptedModel.sequence(
-        f"{namespace}-lease", [step(action=tool("slow", city="Porto")), step(action=final())]
+        f"{namespace}-hold", [step(action=tool("slow", city="Porto")), step(action=final())]
     )
 
     async def scenario() -> None:
@@ -122,8 +122,8 @@ def test_the_async_lease_is_renewed_by_a_task_and_released(
         try:
             agent = await fs.agent(model, tools=[slow])
             await agent.arun("go")
-            assert repo.lease() is None  # released at the end
-            assert "flowstate-lease" not in {t.get_name() for t in asyncio.all_tasks()}
+            assert repo.open_requests() == []  # committed: nothing is held
+            assert "flowstate-hold" not in {t.get_name() for t in asyncio.all_tasks()}
         finally:
             await fs.close()
 
@@ -131,7 +131,7 @@ def test_the_async_lease_is_renewed_by_a_task_and_released(
         asyncio.run(scenario())
     finally:
         unregister(model.name)
-    assert ["flowstate-lease" in names for names in seen] == [True]
+    assert ["flowstate-hold" in names for names in seen] == [True]
 
 
 def test_an_async_agent_builds_without_io_and_loads_its_index_at_the_first_request(

@@ -97,7 +97,7 @@ def test_a_state_forgotten_mid_request_is_dropped_at_commit_and_said(
     assert [(r.type.value, r.target) for r in bundle.relations] == [("DERIVED_FROM", "r1.city")]
     [decision] = repo.decisions("r2")
     assert decision.approved and decision.cites == ["r1.city"]
-    assert repo.load_draft() is None and agent.pending() is None
+    assert repo.open_requests() == [] and agent.pending() == []
 
 
 def test_a_state_expired_by_retention_mid_request_is_dropped_too(

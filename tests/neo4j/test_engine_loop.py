@@ -208,7 +208,7 @@ def test_committed_graph_is_exactly_what_the_request_made(h: Harness, repo: Repo
     assert [o.id for o in bundle.observations] == ["r1.o1"]  # r1.o2 was never cited: dropped
     assert bundle.observations[0].output == '[{"name": "Casa Azul", "price": 120}]'
     assert bundle.request.summary == "Hotel for Lisbon" and bundle.request.steps == 3
-    assert repo.load_draft() is None
+    assert repo.open_requests() == []
     assert result.states_added == ["r1.city", "r1.hotel"]
 
 
@@ -326,7 +326,7 @@ def test_on_step_reports_every_step_the_final_one_included(h: Harness) -> None:
     seen: list[tuple[int, list[str], bool]] = []
 
     def record(active) -> None:  # noqa: ANN001
-        seen.append((active.step, sorted(active.states), h.fs.repository.load_draft() is None))
+        seen.append((active.step, sorted(active.states), h.fs.repository.open_requests() == []))
 
     agent.on_step = record
     agent.run("three steps")

@@ -28,7 +28,9 @@ def test_redaction_masks_what_is_persisted_draft_included(
 
     def lookup_customer(name: str) -> dict:
         """Customer record by name."""
-        drafts.append(repo.load_draft()[1])  # the write-ahead draft saved before this call
+        drafts.append(
+            repo.open_requests()[0].payload
+        )  # the write-ahead draft saved before this call
         return {"name": name, "email": EMAIL, "card": CARD}
 
     h = Harness(store, namespace, shell)

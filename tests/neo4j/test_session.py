@@ -88,7 +88,7 @@ def test_a_host_driven_request_commits_what_the_agent_loop_would(
 
     hosted, looped = repo.bundles()[-1], other_repo.bundles()[-1]
     assert facts(hosted) == facts(looped)
-    assert repo.load_draft() is None
+    assert repo.open_requests() == []
     following = Session.start(repo, "next")
     assert following.index() == agent.index.render().text  # the index after the commit
     following.discard()
@@ -134,7 +134,7 @@ def test_a_superseded_state_is_stale_for_the_guard(store: Store, repo: Repositor
     assert not stale.approved and "SUPERSEDED by r2.budget" in stale.reason
     assert session.guard("pay", {"amount": 100}, cites=["r2.budget"]).approved
     session.discard()
-    assert repo.load_draft() is None and len(repo.history()) == 1
+    assert repo.open_requests() == [] and len(repo.history()) == 1
 
 
 def test_a_discarded_session_refuses_every_further_call(store: Store, repo: Repository) -> None:
@@ -149,7 +149,7 @@ def test_a_discarded_session_refuses_every_further_call(store: Store, repo: Repo
     ):
         with pytest.raises(UsageError, match="r1 was discarded"):
             later()
-    assert repo.history() == [] and repo.load_draft() is None
+    assert repo.history() == [] and repo.open_requests() == []
     Session.start(repo, "the next writer").discard()  # the lease is free, not taken again
 
 
@@ -196,7 +196,7 @@ def test_a_commit_cut_by_a_stop_is_finished_on_pick_up_and_its_retry_succeeds(
     session.__exit__(None, None, None)  # the process is gone: its lease goes with it
     del ops.commit  # back to the real plan
     picked = Session.resume(repo, "r1")
-    assert picked.closed and repo.load_draft() is None
+    assert picked.closed and repo.open_requests() == []
     assert picked.commit("noted", "Budget set").request_id == "r1"  # the host's retry
     with pytest.raises(UsageError, match="already committed"):
         picked.record([add("after")])

@@ -134,11 +134,13 @@ def test_requests_commit_in_any_order_and_chain_in_seq_order(repo, make, raw):
 
 
 def test_a_state_is_superseded_once(repo, make, raw):
+    def replacing(seq: int) -> object:
+        supersedes = (RelationType.SUPERSEDES, f"r{seq}.budget", "r1.budget")
+        return make.bundle(seq, states=["budget"], relations=[supersedes])
+
     repo.commit(make.bundle(1, states=["budget"]))
-    repo.commit(make.bundle(2, states=["budget"],
-                           relations=[(RelationType.SUPERSEDES, "r2.budget", "r1.budget")]))  # fmt: skip
-    late = make.bundle(3, states=["budget"],
-                       relations=[(RelationType.SUPERSEDES, "r3.budget", "r1.budget")])  # fmt: skip
+    repo.commit(replacing(2))
+    late = replacing(3)
     with pytest.raises(ConflictError, match="r1.budget is already superseded by r2.budget") as e:
         repo.commit(late)
     assert e.value.conflicts == [("r1.budget", "r2.budget")]

@@ -153,10 +153,10 @@ def test_a_cite_of_another_namespace_is_not_found(repo, other_repo, make, other_
     ) == [{"t": "PRODUCED"}]
 
 
-def test_a_cite_of_a_later_request_is_refused(repo, make, raw):
+def test_a_cite_of_a_request_not_committed_yet_is_refused(repo, make, raw):
     repo.commit(make.bundle(1, states=["a"]))
     before = raw.count(repo.namespace)
-    with pytest.raises(ValidationFailed, match=r"r3\.x, of a later request"):
+    with pytest.raises(NotFoundError, match=r"cited state\(s\) r3\.x not found"):
         repo.commit(with_decisions(make.bundle(2), decision(make, "r2", 1, ["r3.x"])))
     _assert_nothing_of_r2(repo, raw, before)
 

@@ -90,3 +90,21 @@ def test_a_later_bad_request_imports_nothing(filled, other_repo, raw):
     with pytest.raises(ValidationFailed, match=f"line {len(lines)}"):
         other_repo.import_jsonl(lines)
     assert raw.count(other_repo.namespace) == (0, 0)
+
+
+def test_requests_committed_out_of_seq_order_export_and_import(repo, make, other_repo):
+    """r3 committed before r2 and r2 relates to r3: the export lists commits in order, and
+    the import writes r3 first."""
+    repo.commit(make.bundle(1, states=["a"]))
+    repo.commit(make.bundle(3, states=["plan"]))
+    repo.commit(
+        make.bundle(2, states=["note"], relations=[(RelationType.REFINES, "r2.note", "r3.plan")])
+    )
+    lines = list(repo.export_jsonl())
+    kinds = [json.loads(line) for line in lines if '"kind":"request"' in line]
+    assert [r["id"] for r in kinds] == ["r1", "r3", "r2"]
+    other_repo.import_jsonl(lines)
+    assert [b.request.id for b in other_repo.bundles()] == ["r1", "r3", "r2"]
+    assert [(r.source, r.target) for b in other_repo.bundles() for r in b.relations] == [
+        ("r2.note", "r3.plan")
+    ]

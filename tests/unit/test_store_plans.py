@@ -17,8 +17,10 @@ from flowstate.store.plans import Plan, Read, Stmt, Transaction, adrive, drive
 
 def test_a_plan_asks_for_a_named_query_scoped_to_its_namespace() -> None:
     asked: list[Any] = []
-    row = {"request_id": "r3", "holder": "w", "expires": None, "held": False,
-           "created_at": None, "updated_at": None, "idle_s": 4, "payload": '{"step": 2}'}  # fmt: skip
+    row = {
+        "request_id": "r3", "holder": "w", "expires": None, "held": False,
+        "created_at": None, "updated_at": None, "idle_s": 4, "payload": '{"step": 2}',
+    }  # fmt: skip
 
     def perform(op: Any) -> Any:
         asked.append(op)

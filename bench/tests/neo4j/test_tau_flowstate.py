@@ -125,8 +125,6 @@ def test_an_llm_agent_on_flowstate_with_an_llm_user(store: Store, data: TauData)
         unregister(model.name)
     assert conv.score.success and conv.ended == "stop" and conv.turns == 1
     assert conv.answers == ["Done: task_1 is completed."] and conv.user_usage.calls == 2
-    engine_prompts = [
-        c for c in model.calls if "# User request (r" in c.messages[-1]["content"]
-    ]
+    engine_prompts = [c for c in model.calls if "# User request (r" in c.messages[-1]["content"]]
     assert engine_prompts[0].messages[0]["content"].startswith("# Domain policy\n# Mock Domain")
     assert _forgotten(store, runner)

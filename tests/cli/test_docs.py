@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import shlex
 import uuid
@@ -142,18 +143,24 @@ def long_options(command: click.Command) -> list[str]:
     ]
 
 
-def parse(args: list[str]) -> str:
-    """Parse a documented `flowstate` command line as click would run it; the command's path
-    (`flowstate neo4j start`). Raises click.UsageError for an unknown command or option, a
-    missing argument or a bad value."""
+def parse(args: list[str], env: dict[str, str] | None = None) -> str:
+    """Parse a documented `flowstate` command line as click would run it, with the `env`
+    assignments written before it; the command's path (`flowstate neo4j start`). Raises
+    click.UsageError for an unknown command or option, a missing argument or a bad value (a
+    file the reader would bring, like `demo.jsonl`, need not exist)."""
     command: click.Command = main
     path, parent = ["flowstate"], None
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    quiet = contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO())
+    with quiet[0], quiet[1], environment(env or {}):
         while True:
             try:
                 ctx = command.make_context(path[-1], list(args), parent=parent)
             except click.exceptions.Exit:  # --help, --version: valid, and done
                 return " ".join(path)
+            except click.BadParameter as e:
+                if not isinstance(getattr(e.param, "type", None), click.File):
+                    raise
+                return " ".join(path)  # a file to read: the reader's own
             if not isinstance(command, click.Group):
                 return " ".join(path)
             rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
@@ -165,13 +172,27 @@ def parse(args: list[str]) -> str:
             command, parent = sub, ctx
 
 
+@contextlib.contextmanager
+def environment(env: dict[str, str]) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def command_path(words: list[str]) -> str:
     """The command path of an inline mention (`flowstate forget ID`): subcommand names only,
     checked; arguments and options are not parsed."""
     command, path = main, ["flowstate"]
     for word in words:
-        if not isinstance(command, click.Group) or word.startswith("-"):
-            break
+        if not isinstance(command, click.Group) or word.startswith("-") or "..." in word:
+            break  # an option, an argument, or `flowstate neo4j ...`
         found = subcommands(command).get(word)
         if found is None:
             raise click.UsageError(f"no command {' '.join(path)} {word}")
@@ -180,8 +201,15 @@ def command_path(words: list[str]) -> str:
     return " ".join(path)
 
 
-def shell_commands(block: Block) -> Iterator[tuple[int, list[str]]]:
-    """Each `flowstate ...` invocation of a shell block: (line, arguments after `flowstate`)."""
+@dataclass(frozen=True)
+class Invocation:
+    line: int
+    args: list[str]  # after `flowstate`
+    env: dict[str, str]  # VAR=value written before it
+
+
+def shell_commands(block: Block) -> Iterator[Invocation]:
+    """Each `flowstate ...` invocation of a shell block."""
     joined: list[tuple[int, str]] = []
     pending, first = "", 0
     for n, line in enumerate(block.text.splitlines(), start=block.line + 1):
@@ -199,18 +227,28 @@ def shell_commands(block: Block) -> Iterator[tuple[int, list[str]]]:
         lexer.commenters = "#"
         tokens = list(lexer)
         simple: list[list[str]] = [[]]
+        redirected = False
         for token in tokens:
-            if token in {"&&", "||", ";", "|", "&", "(", ")"}:
+            if redirected:  # the file of `> demo.jsonl`
+                redirected = False
+            elif re.fullmatch(r"[<>]+&?", token):
+                redirected = True
+                if simple[-1] and simple[-1][-1].isdigit():
+                    simple[-1].pop()  # the 2 of `2> log`
+            elif token in {"&&", "||", ";", "|", "&", "(", ")"}:
                 simple.append([])
             else:
                 simple[-1].append(token)
         for words in simple:
+            env = {}
             while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
-                words = words[1:]  # VAR=value before the command
+                name, _, value = words[0].partition("=")
+                env[name] = value
+                words = words[1:]
             if words and "--" in words and words[0] != "flowstate":
                 words = words[words.index("--") + 1 :]  # `claude mcp add ... -- flowstate ...`
             if words and (words[0] == "flowstate" or words[0].endswith("/flowstate")):
-                yield n, words[1:]
+                yield Invocation(n, words[1:], env)
 
 
 # --- the command line ----------------------------------------------------------------------
@@ -261,11 +299,19 @@ def test_every_command_section_shows_an_example_of_it() -> None:
     for block in blocks(CLI_DOC):
         if block.lang not in SHELL:
             continue
-        for line, args in shell_commands(block):
+        for run in shell_commands(block):
             for name, section in sections.items():
-                if section.first <= line <= section.last:
-                    shown.setdefault(name, set()).add(parse(args))
-    lacking = sorted(name for name in command_tree() if name not in shown.get(name, set()))
+                if section.first <= run.line <= section.last:
+                    shown.setdefault(name, set()).add(parse(run.args, run.env))
+    lacking = []
+    for name, command in command_tree().items():
+        examples = shown.get(name, set())
+        if isinstance(command, click.Group):  # a group's example may be of a subcommand
+            examples = {e for e in examples if e == name or e.startswith(f"{name} ")}
+        else:
+            examples &= {name}
+        if not examples:
+            lacking.append(name)
     assert lacking == []
 
 
@@ -287,11 +333,13 @@ def test_every_documented_command_exists_and_parses() -> None:
     for block in all_blocks():
         if block.lang not in SHELL:
             continue
-        for line, args in shell_commands(block):
+        for run in shell_commands(block):
             try:
-                parse(args)
+                parse(run.args, run.env)
             except click.UsageError as e:
-                wrong.append(f"{where(block.path, line)}: flowstate {shlex.join(args)}: {e}")
+                wrong.append(
+                    f"{where(block.path, run.line)}: flowstate {shlex.join(run.args)}: {e}"
+                )
     assert wrong == []
 
 
@@ -507,3 +555,49 @@ def test_python_block_runs(
         with Store.connect(neo4j_settings) as store:
             for name in used:
                 Repository(store, name).forget_namespace(force=True)
+
+
+# --- figures ----------------------------------------------------------------------------------
+
+
+def demo_table() -> dict[str, tuple[int, int, int]]:
+    """The demo's table in docs/performance.md: request -> (steps, prompt, full history)."""
+    text = (DOCS / "performance.md").read_text()
+    section = text[text.index("### The demo") :]
+    rows = re.findall(r"^\| (r\d+|total) \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \|$", section, re.M)
+    return {r[0]: tuple(int(n.replace(",", "")) for n in r[1:]) for r in rows}  # type: ignore[misc]
+
+
+@pytest.mark.neo4j
+def test_the_demo_figures_are_what_the_demo_prints(
+    cli,  # noqa: ANN001
+    namespace: str,
+    neo4j_settings: Neo4jSettings,
+) -> None:
+    """The demo is deterministic (a scripted model, one tokenizer): the table and the figures
+    docs/performance.md gives for it are what it prints today."""
+    from flowstate.store import Repository, Store
+
+    done = cli("demo", "-N", namespace, "--json")
+    with Store.connect(neo4j_settings) as store:
+        Repository(store, namespace).forget_namespace(force=True)
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    rows, totals = report["requests"], report["totals"]
+    printed = {
+        r["request_id"]: (r["steps"], r["prompt_tokens"], r["full_history_tokens"]) for r in rows
+    }
+    printed["total"] = (
+        sum(r["steps"] for r in rows),
+        totals["prompt_tokens"],
+        totals["full_history_tokens"],
+    )
+    assert demo_table() == printed
+    text = (DOCS / "performance.md").read_text()
+    said = [
+        f"That is {totals['saving']:.0%} fewer prompt tokens",
+        f"would need {totals['lean_full_history_tokens']:,} tokens",
+        f"FlowState spends {-totals['lean_saving']:.0%} more",
+        f"({rows[0]['prompt_tokens']} against {rows[0]['full_history_tokens']} tokens)",
+    ]
+    assert [s for s in said if s not in " ".join(text.split())] == []

@@ -186,9 +186,8 @@ def deep_replies(store: Store) -> dict:
         agent = FlowState(store, repo.namespace).agent(model, config=room)
 
         def reload(_active: ActiveState) -> None:
-            draft = repo.load_draft()
-            if draft is not None:
-                ActiveState.model_validate_json(draft[1])
+            for draft in repo.open_requests():
+                ActiveState.model_validate_json(draft.payload)
                 out["drafts_reloaded"] += 1
 
         agent.on_step = reload
@@ -237,7 +236,7 @@ def dangling_at_commit(store: Store, settings: Neo4jSettings, rounds: int = 3) -
                 out["references_dropped"] += len(result.dropped)
                 if not result.dropped or repo.get_request("r2").dropped != result.dropped:
                     out["problems"].append(f"round {n}: the drop was not recorded")
-                out["stuck"] += repo.load_draft() is not None
+                out["stuck"] += bool(repo.open_requests())
             except Exception as e:
                 out["stuck"] += 1
                 out["problems"].append(f"dangling round {n}: {e!r}")

@@ -130,8 +130,8 @@ def unreachable_during_request(
 
 def _after_outage(repo: Repository, report: Outage) -> None:
     report.committed_during = len(repo.history())
-    draft = repo.load_draft()
-    report.draft_during = draft[0] if draft else None
+    drafts = repo.open_requests()
+    report.draft_during = drafts[0].request_id if drafts else None
     if report.committed_during or repo.counts().nodes != 1:  # the draft and nothing else
         report.problems.append(f"something was committed during the outage: {repo.counts()}")
 
@@ -150,5 +150,5 @@ def _committed(repo: Repository, report: Outage) -> None:
         report.problems.append(f"the final answer was lost: {report.answer!r}")
     if report.tool_runs != {"lookup": 1, "stop_database": 1}:
         report.problems.append(f"tools ran {report.tool_runs}, once each expected")
-    if repo.load_draft() is not None:
+    if repo.open_requests():
         report.problems.append("a draft is left after the commit")

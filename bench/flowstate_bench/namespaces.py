@@ -73,10 +73,8 @@ def _tidy(repo: Repository, requests: int) -> None:
     """Drop what a probe that died left behind: requests past the built ones, and drafts."""
     for extra in repo.index(from_seq=requests + 1):
         repo.forget_request(extra.id)
-    draft = repo.load_draft()
-    while draft is not None:
-        repo.discard_draft(draft[0])
-        draft = repo.load_draft()
+    for left in repo.open_requests():
+        repo.discard_draft(left.request_id)
 
 
 def ensure(

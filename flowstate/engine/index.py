@@ -28,6 +28,7 @@ from flowstate.tokens import count_tokens
 
 DEFAULT_BUDGET_TOKENS = 600
 LOAD_CHUNK = 50  # requests whose state lines are fetched per round trip when loading
+NO_END_SEQ = 2**62
 _UNLOADED = 10**9  # the "full" cost of a request whose state lines were not loaded
 # A request matches when one of its states (or its summary) scores at least this share of the
 # best score; at most MAX_MATCHED requests are kept in full for matching.
@@ -50,6 +51,7 @@ class RenderedIndex:
     collapsed: frozenset[str]  # request ids shown as one line or inside the folded range
     state_ids: frozenset[str]  # state ids listed in full
     folded: tuple[str, str] | None = None  # first and last request id of the folded range
+    folded_seqs: tuple[int, int] | None = None  # the same range by seq: every id in it opens
     # Listed states that a newer state supersedes, and by which: the stale ones.
     superseded: Mapping[str, str] = field(default_factory=dict)
 
@@ -74,11 +76,22 @@ def _full_block(req: IndexRequest) -> str:
     return "\n".join([f"{req.id}: {req.summary}", *(state_line(s) for s in req.states)])
 
 
-def _folded_line(reqs: list[IndexRequest]) -> str:
-    states = sum(r.n_states for r in reqs)
+@dataclass(frozen=True)
+class OlderRange:
+    """Requests too old to show, not loaded at all: named by the folded line, by seq."""
+
+    first_seq: int
+    last_seq: int
+    count: int
+
+
+def _folded_line(reqs: list[IndexRequest], older: OlderRange | None = None) -> str:
+    first = ids.request_id(older.first_seq) if older else reqs[0].id
+    last = reqs[-1].id if reqs else ids.request_id(older.last_seq if older else 0)
+    n = len(reqs) + (older.count if older else 0)
     return (
-        f"{reqs[0].id}-{reqs[-1].id}: {len(reqs)} older requests with {states} states, "
-        "folded; access one of these request ids to list its states"
+        f"{first}-{last}: {n} older requests, folded; access one of these request ids to list "
+        "its states"
     )
 
 
@@ -106,6 +119,7 @@ class HistoricalIndex:
         self._cost: dict[str, tuple[int, int]] = {}  # id -> (full, collapsed) tokens
         self._rendered: dict[str, RenderedIndex] = {}  # by query
         self._words: dict[str, dict[str, list[str]]] = {}  # request id -> doc id -> words
+        self.older: OlderRange | None = None  # requests below the loaded ones, not loaded
         for req in requests:
             self.add(req)
 
@@ -120,24 +134,27 @@ class HistoricalIndex:
     def loading(
         cls, ops: Ops, budget_tokens: int = DEFAULT_BUDGET_TOKENS, model: str | None = None
     ) -> Plan[HistoricalIndex]:
-        """The namespace's index as a plan, fetching state lines only where they can be shown.
+        """The namespace's index as a plan, reading only what it can show.
 
-        Requests collapse oldest first, so once the newest ones alone exceed the budget in
-        full, every older request is shown collapsed: its id, summary and state count
-        suffice. That keeps loading cheap for namespaces of any size.
+        The newest requests are loaded, state lines included, until even their one-line forms
+        would fill the budget; everything older would fold into the range line anyway, so it
+        is only counted. Loading costs the same at any namespace size.
         """
-        heads = yield from ops.index_heads()
         index = cls((), budget_tokens, model)
-        loaded: dict[str, IndexRequest] = {}
-        listed_cost, end = 0, len(heads)
-        while end > 0 and listed_cost <= budget_tokens:
-            chunk = heads[max(0, end - LOAD_CHUNK) : end]
-            for req in (yield from ops.index(chunk[0].seq, chunk[-1].seq)):
-                loaded[req.id] = req
-                listed_cost += count_tokens(_full_block(req), model)
-            end -= len(chunk)
-        for head in heads:
-            index.add(loaded.get(head.id, head))
+        before, lines_cost = NO_END_SEQ, 0
+        while True:
+            chunk = yield from ops.index_newest(before, LOAD_CHUNK)
+            for req in chunk:
+                index.add(req)
+                lines_cost += index._cost[req.id][1] + 1
+            if len(chunk) < LOAD_CHUNK:
+                return index  # everything is loaded
+            before = chunk[-1].seq
+            if lines_cost > budget_tokens:
+                break
+        count, first, last = yield from ops.index_older(before)
+        if count:
+            index.older = OlderRange(first, last, count)
         return index
 
     def load_matching(self, ops: Ops, query: str) -> Plan[None]:
@@ -153,7 +170,10 @@ class HistoricalIndex:
         return list(self._requests.values())
 
     def add(self, req: IndexRequest) -> None:
+        last = next(reversed(self._requests.values()), None) if self._requests else None
         self._requests[req.id] = req
+        if last is not None and last.seq > req.seq:  # loaded newest first, or committed late
+            self._requests = dict(sorted(self._requests.items(), key=lambda kv: kv[1].seq))
         full = count_tokens(_full_block(req), self.model) if req.loaded else _UNLOADED
         self._cost[req.id] = (full, count_tokens(_collapsed_block(req), self.model))
         docs = {req.id: words(req.summary)}
@@ -233,13 +253,16 @@ class HistoricalIndex:
             full, short = self._cost[req.id]
             estimate -= full - short
             collapsed.add(req.id)
-        range_cost = count_tokens(_folded_line(order[:1]), self.model) + 4 if order else 0
+        older = self.older
+        range_cost = count_tokens(_folded_line(order[:1], older), self.model) + 4 if order else 0
+        if older is not None:
+            estimate += range_cost  # the range line is there whatever else folds
         # Even the newest request may fold (long summaries, a small budget): the budget holds,
         # and the range line still names every request, so each can be opened.
         while estimate > self.budget and folded < len(order):
             estimate -= self._cost[order[folded].id][1] + 1
             folded += 1
-            if folded == 1:
+            if folded == 1 and older is None:
                 estimate += range_cost
         text, tokens = self._text(order, pinned, collapsed, folded)
         while tokens > self.budget and (folded < len(order) or pinned):
@@ -254,9 +277,12 @@ class HistoricalIndex:
         # "(SUPERSEDED by r6.x)" shows r6.x too: what was shown can be opened.
         listed = frozenset(s.id for s in shown)
         listed |= {s.superseded_by for s in shown if s.superseded_by}
-        span = (order[0].id, order[folded - 1].id) if folded else None
+        seqs = _span(order[:folded], older)
+        span = (ids.request_id(seqs[0]), ids.request_id(seqs[1])) if seqs else None
         stale = {s.id: s.superseded_by for s in shown if s.superseded_by}
-        return RenderedIndex(text, tokens, self.budget, frozenset(collapsed), listed, span, stale)
+        return RenderedIndex(
+            text, tokens, self.budget, frozenset(collapsed), listed, span, seqs, stale
+        )
 
     def _pinned(self, matched: list[str]) -> list[str]:
         """The matching requests listed in full whatever else folds, best first, as many as
@@ -275,10 +301,11 @@ class HistoricalIndex:
     ) -> tuple[str, int]:
         """The range line for the first `folded` of `order`, then every other request in
         request order: the pinned ones in full, the rest collapsed or in full."""
-        if not self._requests:
+        if not self._requests and self.older is None:
             return NO_PAST, count_tokens(NO_PAST, self.model)
         gone = {r.id for r in order[:folded]}
-        lines = [_folded_line(order[:folded])] if folded else []
+        older = self.older
+        lines = [_folded_line(order[:folded], older)] if folded or older else []
         for r in self._requests.values():
             if r.id in gone:
                 continue
@@ -286,6 +313,16 @@ class HistoricalIndex:
             lines.append(_collapsed_block(r) if short else _full_block(r))
         text = "\n".join(lines)
         return text, count_tokens(text, self.model)
+
+
+def _span(folded: list[IndexRequest], older: OlderRange | None) -> tuple[int, int] | None:
+    """The folded line's first and last seq: the unloaded older requests and the folded
+    loaded ones."""
+    if not folded and older is None:
+        return None
+    first = older.first_seq if older else folded[0].seq
+    last = folded[-1].seq if folded else older.last_seq  # type: ignore[union-attr]
+    return first, last
 
 
 def _in_seq_order(requests: list[IndexRequest]) -> list[IndexRequest]:

@@ -104,6 +104,7 @@ class StepLogic:
             observations=frozenset(active.observations),
             opened_observations=frozenset(active.opened_observations),
             superseded=committed_supersessions(active, index),
+            folded_seqs=index.folded_seqs,
         )
 
     def absorb(

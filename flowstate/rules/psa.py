@@ -47,7 +47,7 @@ def check_access(asked: Sequence[str], vis: Visibility, limits: Limits) -> Acces
         if item in vis.revealed or item in vis.opened_observations:
             already.append(item)
         elif ids.is_request_id(item):
-            if item in vis.collapsed_requests:
+            if item in vis.collapsed_requests or vis.folded(item):
                 requests.append(item)
             elif item == vis.request_id:
                 violations.append(

@@ -20,6 +20,15 @@ class Visibility:
     opened_observations: frozenset[str] = field(default_factory=frozenset)
     # Past states known to be superseded (by a committed state), and by which.
     superseded: Mapping[str, str] = field(default_factory=dict)
+    # The seqs of the index's folded line: every request id in it may be opened.
+    folded_seqs: tuple[int, int] | None = None
+
+    def folded(self, request_id: str) -> bool:
+        """Whether the folded line names this request id."""
+        if self.folded_seqs is None:
+            return False
+        first, last = self.folded_seqs
+        return first <= int(request_id[1:]) <= last
 
     @property
     def past_states(self) -> frozenset[str]:

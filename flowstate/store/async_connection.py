@@ -108,7 +108,10 @@ class AsyncStore:
             return await adrive(work(), statement)
 
         with mapped_errors(self._settings):
-            async with self._driver.session(database=self._settings.database) as session:
+            manager = self._driver.execute_query_bookmark_manager  # causal chaining, as sync
+            async with self._driver.session(
+                database=self._settings.database, bookmark_manager=manager
+            ) as session:
                 return await session.execute_write(attempt)
 
 

@@ -33,6 +33,8 @@ class Q(StrEnum):
     TAKE_OVER_DRAFT = "take_over_draft"
     OPEN_REQUESTS = "open_requests"
     INDEX_SINCE = "index_since"
+    INDEX_NEWEST = "index_newest"
+    INDEX_OLDER = "index_older"
     COMMIT_BUNDLE = "commit_bundle"
     INDEX_GENERATION = "index_generation"
     INDEX_HEADS = "index_heads"

@@ -147,7 +147,7 @@ class Store:
         changes = Changes()
         with (
             mapped_errors(self._settings),
-            self._driver.session(database=self.database) as session,
+            self._session() as session,
         ):
             summary = session.run(query(name), dict(params)).consume()
         changes.add(summary.counters)
@@ -160,9 +160,15 @@ class Store:
         """
         with (
             mapped_errors(self._settings),
-            self._driver.session(database=self.database) as session,
+            self._session() as session,
         ):
             return session.execute_write(lambda tx: work(Tx(tx)))
+
+    def _session(self) -> neo4j.Session:
+        # The bookmarks `execute_query` keeps: a read after this transaction (routed to a
+        # reader of a cluster) sees what it wrote, causally, as every read after a write does.
+        manager = self._driver.execute_query_bookmark_manager
+        return self._driver.session(database=self.database, bookmark_manager=manager)
 
     def _execute(
         self, text: str, params: Mapping[str, Any], routing: neo4j.RoutingControl

@@ -91,6 +91,17 @@ class Ops:
             for row in rows
         ]
 
+    def index_newest(self, before_seq: int, limit: int) -> Plan[list[IndexRequest]]:
+        """Up to `limit` of the newest requests below `before_seq`, newest first, with their
+        state lines."""
+        rows = yield self.read(Q.INDEX_NEWEST, before=before_seq, limit=limit)
+        return [IndexRequest.model_validate(row) for row in rows]
+
+    def index_older(self, below_seq: int) -> Plan[tuple[int, int, int]]:
+        """How many requests lie below `below_seq`: (count, first seq, last seq)."""
+        [row] = yield self.read(Q.INDEX_OLDER, below=below_seq)
+        return int(row["requests"]), int(row["first"] or 0), int(row["last"] or 0)
+
     def index_heads(self) -> Plan[list[IndexRequest]]:
         """Every committed request's index entry without its state lines (`states` empty,
         `state_count` set): cheap at any size."""

@@ -18,28 +18,48 @@ def many(repo: Repository, make: Factory) -> Repository:
     return repo
 
 
+def _opens(rendered, rid: str) -> bool:  # noqa: ANN001
+    """Whether a request id opens: listed collapsed, or inside the folded range."""
+    seqs = rendered.folded_seqs
+    return rid in rendered.collapsed or (seqs is not None and seqs[0] <= int(rid[1:]) <= seqs[1])
+
+
 @pytest.mark.parametrize("budget", [150, 600, 2_000, 50_000])
 def test_loaded_index_renders_exactly_like_the_full_one(many: Repository, budget: int) -> None:
     full = HistoricalIndex(many.index(), budget).render()
     loaded_index = HistoricalIndex.load(many, budget)
     loaded = loaded_index.render()
     assert loaded.text == full.text
-    assert (loaded.collapsed, loaded.state_ids, loaded.folded) == (
-        full.collapsed,
-        full.state_ids,
-        full.folded,
-    )
-    fetched = sum(1 for r in loaded_index.requests if r.loaded)
-    if budget < 50_000:
-        assert fetched < 120  # old, collapsed requests were never fetched in full
-    else:
+    assert (loaded.state_ids, loaded.folded) == (full.state_ids, full.folded)
+    assert {f"r{i}" for i in range(1, 121) if _opens(loaded, f"r{i}")} == set(full.collapsed)
+    fetched = len(loaded_index.requests)
+    if budget <= 600:
+        assert fetched < 120  # old requests were only counted, never fetched
+    if budget == 50_000:
         assert fetched == 120
 
 
 def test_an_unloaded_request_still_opens(many: Repository) -> None:
     index = HistoricalIndex.load(many, 300)
     rendered = index.render()
-    assert "r1" in rendered.collapsed
+    assert "r1" not in index and _opens(rendered, "r1")
     assert [s.id for s in many.request_states("r1")][:2] == ["r1.fact_0", "r1.fact_1"]
     assert rendered.folded is not None and rendered.folded[0] == "r1"  # 120 one-liners > 300
     assert rendered.text.startswith(f"r1-{rendered.folded[1]}: ")
+
+
+def test_an_agent_opens_a_request_that_was_never_loaded(
+    many: Repository, store, namespace: str
+) -> None:  # noqa: ANN001
+    from tests.neo4j.engine_helpers import Harness, final, step, user_prompt
+
+    h = Harness(store, namespace)
+    agent, model = h.agent(
+        [step(access=["r2"]), step(access=["r2.fact_3"]), step(action=final("found it"))],
+        index_budget_tokens=300,
+    )
+    assert "r2" not in agent.index  # older than the window: counted, not loaded
+    result = agent.run("what was settled in r2?")
+    assert result.answer == "found it" and result.rejections == 0
+    assert "r2.fact_3 [environment]" in user_prompt(model, 1)  # listed by opening r2
+    assert "content of r2.fact_3" in user_prompt(model, 2)

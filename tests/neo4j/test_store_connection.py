@@ -61,3 +61,15 @@ def test_schema_is_in_place_and_online(store, raw):
 @pytest.mark.parametrize("name", [q for q in Q if q is not Q.SCHEMA])
 def test_every_catalog_query_compiles(raw, name):
     raw.rows("EXPLAIN " + query(name))
+
+
+def test_a_transaction_chains_its_bookmark_to_the_reads_after_it(repo, make):
+    """On a cluster a read may go to another member: it must wait for what the last write
+    committed. Transactions share the bookmarks `execute_query` reads with, so it does."""
+    manager = repo._store._driver.execute_query_bookmark_manager
+    repo.commit(make.bundle(1, states=["a"]))  # one transaction (a session's execute_write)
+    after_commit = set(manager.get_bookmarks())
+    assert after_commit  # the commit's bookmark is what the next read waits for
+    repo.save_draft("r2", "{}", owner="w", first=True)  # another transaction
+    assert set(manager.get_bookmarks()) != after_commit
+    assert [r.id for r in repo.index()] == ["r1"]

@@ -32,7 +32,7 @@ def test_namespace_is_built_through_commits_then_reused(store: Store, namespace:
         again = namespaces.ensure(store, 60, SHAPE, prefix=namespace)
         assert not again.reused and len(again.commit_ms) == 1
         assert [r.id for r in again.repo.history()] == [f"r{n}" for n in range(1, 7)]
-        assert again.repo.load_draft() is None
+        assert again.repo.open_requests() == []
         assert namespaces.ensure(store, 60, SHAPE, prefix=namespace).reused
         namespaces.forget(again.repo, 10**6)  # the request-by-request path of huge namespaces
         assert again.repo.counts().nodes == 0

@@ -1,0 +1,25 @@
+// The newest committed requests below seq $before, newest first, at most $limit, with their
+// state lines (as `index_generation` gives them): the index loads only as many as it can show,
+// whatever the namespace's size.
+// $namespace: str; $before: int; $limit: int
+MATCH (r:Request {namespace: $namespace})
+WHERE r.seq < $before
+WITH r ORDER BY r.seq DESC LIMIT $limit
+CALL (r) {
+  OPTIONAL MATCH (r)-[:PRODUCED]->(s:State {namespace: $namespace})
+  CALL (s) {
+    OPTIONAL MATCH (s)<-[:SUPERSEDES]-(newer:State {namespace: $namespace})
+    RETURN newer.id AS superseded_by
+    ORDER BY newer.created_at DESC, newer.id DESC
+    LIMIT 1
+  }
+  WITH s, superseded_by
+  ORDER BY s.created_at, s.id
+  RETURN collect(
+    CASE WHEN s IS NOT NULL THEN
+      {id: s.id, category: s.category, summary: s.summary, superseded_by: superseded_by}
+    END
+  ) AS states
+}
+RETURN r.id AS id, r.seq AS seq, r.summary AS summary, states
+ORDER BY r.seq DESC

@@ -51,6 +51,8 @@ OPTIONS_ELSEWHERE = {
     "flowstate bench tau": "../bench/docs/tau.md",
     "flowstate bench arena": "../bench/docs/arena.md",
 }
+# Command families of other distributions (`flowstate.commands` entry points).
+PLUGINS = ("flowstate bench",)
 PYTHON = {"python", "py", "python3"}
 SHELL = {"bash", "sh", "shell", "console", "zsh"}
 MARKER = re.compile(r"<!--\s*docs:\s*(?P<what>skip|continue)\b(?P<rest>.*?)-->")
@@ -289,7 +291,14 @@ def test_every_command_has_a_section_in_the_cli_chapter() -> None:
 
 
 def test_every_command_section_names_a_real_command() -> None:
-    unknown = sorted(set(cli_sections()) - set(command_tree()))
+    tree = command_tree()
+    # Without flowstate-bench, `flowstate bench` is a stand-in that says how to install it.
+    missing_plugins = [name for name in PLUGINS if not isinstance(tree.get(name), click.Group)]
+    unknown = sorted(
+        name
+        for name in set(cli_sections()) - set(tree)
+        if not any(name.startswith(f"{plugin} ") for plugin in missing_plugins)
+    )
     assert unknown == []
 
 

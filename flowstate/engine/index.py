@@ -28,6 +28,7 @@ from flowstate.tokens import count_tokens
 
 DEFAULT_BUDGET_TOKENS = 600
 LOAD_CHUNK = 50  # requests whose state lines are fetched per round trip when loading
+HEADS_CHUNK = 200  # one-line requests fetched per round trip when loading
 NO_END_SEQ = 2**62
 _UNLOADED = 10**9  # the "full" cost of a request whose state lines were not loaded
 # A request matches when one of its states (or its summary) scores at least this share of the
@@ -136,22 +137,30 @@ class HistoricalIndex:
     ) -> Plan[HistoricalIndex]:
         """The namespace's index as a plan, reading only what it can show.
 
-        The newest requests are loaded, state lines included, until even their one-line forms
-        would fill the budget; everything older would fold into the range line anyway, so it
-        is only counted. Loading costs the same at any namespace size.
+        The newest requests are read with their state lines while they could all be listed
+        in full; the next ones by their one-line form only (id, summary, state count), until
+        those too would fill the budget; everything older would fold into the range line
+        anyway, so it is only counted. Loading costs the same at any namespace size.
         """
         index = cls((), budget_tokens, model)
-        before, lines_cost = NO_END_SEQ, 0
-        while True:
+        before, full_cost, lines_cost = NO_END_SEQ, 0, 0
+        while full_cost <= budget_tokens:  # listed in full, at most
             chunk = yield from ops.index_newest(before, LOAD_CHUNK)
             for req in chunk:
                 index.add(req)
+                full_cost += index._cost[req.id][0] + 1
                 lines_cost += index._cost[req.id][1] + 1
             if len(chunk) < LOAD_CHUNK:
                 return index  # everything is loaded
             before = chunk[-1].seq
-            if lines_cost > budget_tokens:
-                break
+        while lines_cost <= budget_tokens:  # one line each, at most
+            heads = yield from ops.index_newest_heads(before, HEADS_CHUNK)
+            for req in heads:
+                index.add(req)
+                lines_cost += index._cost[req.id][1] + 1
+            if len(heads) < HEADS_CHUNK:
+                return index
+            before = heads[-1].seq
         count, first, last = yield from ops.index_older(before)
         if count:
             index.older = OlderRange(first, last, count)

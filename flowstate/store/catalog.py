@@ -34,6 +34,7 @@ class Q(StrEnum):
     OPEN_REQUESTS = "open_requests"
     INDEX_SINCE = "index_since"
     INDEX_NEWEST = "index_newest"
+    INDEX_NEWEST_HEADS = "index_newest_heads"
     INDEX_OLDER = "index_older"
     COMMIT_BUNDLE = "commit_bundle"
     INDEX_GENERATION = "index_generation"

@@ -97,6 +97,11 @@ class Ops:
         rows = yield self.read(Q.INDEX_NEWEST, before=before_seq, limit=limit)
         return [IndexRequest.model_validate(row) for row in rows]
 
+    def index_newest_heads(self, before_seq: int, limit: int) -> Plan[list[IndexRequest]]:
+        """`index_newest` without the state lines (`state_count` set instead)."""
+        rows = yield self.read(Q.INDEX_NEWEST_HEADS, before=before_seq, limit=limit)
+        return [IndexRequest(states=[], **row) for row in rows]
+
     def index_older(self, below_seq: int) -> Plan[tuple[int, int, int]]:
         """How many requests lie below `below_seq`: (count, first seq, last seq)."""
         [row] = yield self.read(Q.INDEX_OLDER, below=below_seq)

@@ -10,8 +10,7 @@ import click
 
 from flowstate.cli.common import fails_cleanly
 from flowstate.errors import UsageError
-from flowstate_bench.arena.data import CONFIGS
-from flowstate_bench.arena.shopping_score import SCORINGS, Scoring
+from flowstate_bench.arena.choices import CONFIGS, SCORINGS, Scoring
 from flowstate_bench.options import (
     SharedOptions,
     connect_store,

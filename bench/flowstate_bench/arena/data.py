@@ -14,13 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from flowstate.errors import UsageError
+from flowstate_bench.arena.choices import CONFIGS
 
-CONFIGS = (
-    "bundled_shopping",
-    "group_travel_planner",
-    "formal_reasoning_math",
-    "formal_reasoning_phys",
-)
+__all__ = ["CONFIGS"]
 
 
 @dataclass(frozen=True)

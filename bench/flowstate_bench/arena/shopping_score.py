@@ -22,10 +22,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-Scoring = Literal["code", "paper"]
-SCORINGS: tuple[Scoring, ...] = ("code", "paper")
+from flowstate_bench.arena.choices import Scoring
 
 
 def normalise(text: str) -> str:

@@ -77,8 +77,9 @@ def mcp(
             f"invalid namespace {namespace[:60]!r}: use 1-128 letters, digits, '_', '.' or '-', "
             "starting with a letter or digit"
         )
-    flags = [*(["--read-only"] if read_only else []), *(["--allow-forget"] if allow_forget else [])]
     if print_config:
+        asked = (("--read-only", read_only), ("--allow-forget", allow_forget))
+        flags = [flag for flag, given in asked if given]
         click.echo(host_config(namespace, flags))
         return
     try:
@@ -90,22 +91,26 @@ def mcp(
         raise UsageError(
             f"the MCP server needs the mcp extra: pip install 'flowstate-memory[mcp]' ({e})"
         ) from e
-    overrides: dict[str, object] = {
-        "namespace": namespace,
-        "read_only": read_only,
-        "allow_forget": allow_forget and not read_only,
-    }
+    # A flag given turns its setting on; without it, FLOWSTATE_MCP_READ_ONLY and
+    # FLOWSTATE_MCP_ALLOW_FORGET decide.
+    overrides: dict[str, object] = {"namespace": namespace}
+    if read_only:
+        overrides["read_only"] = True
+    if allow_forget:
+        overrides["allow_forget"] = True
     if token:
         overrides["token"] = token
     if draft_ttl is not None:
         overrides["draft_ttl_s"] = draft_ttl
     settings = McpSettings.model_validate(McpSettings().model_dump() | overrides)
+    if settings.read_only:
+        settings = settings.model_copy(update={"allow_forget": False})
     logs.configure()
 
     def open_fs(say: logs.Say):  # noqa: ANN202
         from flowstate.cli.connect import open_memory
 
-        return open_memory(namespace, read_only=read_only, say=say)
+        return open_memory(namespace, read_only=settings.read_only, say=say)
 
     serve(Memory(open_fs, settings.draft_ttl_s, logs.say), settings, transport, host, port)
 

@@ -18,7 +18,6 @@ from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
 
 pytestmark = pytest.mark.neo4j
-README = Path(__file__).parents[2] / "README.md"
 
 
 @pytest.fixture
@@ -193,21 +192,6 @@ def _subcommands(group: click.Group) -> dict[str, click.Command]:
     ctx = click.Context(group)
     found = {name: group.get_command(ctx, name) for name in group.list_commands(ctx)}
     return {name: command for name, command in found.items() if command is not None}
-
-
-def _command_names(group: click.Group, prefix: str = "flowstate") -> list[str]:
-    names = []
-    for name, command in _subcommands(group).items():
-        names.append(f"{prefix} {name}")
-        if isinstance(command, click.Group):
-            names += _command_names(command, f"{prefix} {name}")
-    return names
-
-
-def test_every_command_is_in_the_readme() -> None:
-    readme = README.read_text()
-    missing = [name for name in _command_names(main) if name not in readme]
-    assert missing == []
 
 
 def _commands(group: click.Group) -> list[click.Command]:

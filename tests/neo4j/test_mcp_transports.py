@@ -110,6 +110,20 @@ def test_over_stdio(store: Store, repo: Repository, other_repo: Repository) -> N
     assert_same_as_the_agent_loop(store, repo, other_repo)
 
 
+def test_the_environment_turns_read_only_and_forget_on(repo: Repository) -> None:
+    async def listed(env: dict[str, str], *flags: str) -> list[str]:
+        session, stack = await _stdio(repo.namespace, *flags, env={**os.environ, **env})
+        async with stack:
+            return sorted(t.name for t in (await session.list_tools()).tools)
+
+    read_only = asyncio.run(listed({"FLOWSTATE_MCP_READ_ONLY": "true"}))
+    assert "memory_begin" not in read_only and "memory_index" in read_only
+    forget = asyncio.run(listed({"FLOWSTATE_MCP_ALLOW_FORGET": "1"}))
+    assert "memory_forget" in forget and "memory_begin" in forget
+    both = asyncio.run(listed({"FLOWSTATE_MCP_ALLOW_FORGET": "1"}, "--read-only"))
+    assert both == read_only  # read-only never lists a deletion
+
+
 def test_over_streamable_http_with_a_token(
     store: Store, repo: Repository, other_repo: Repository, http_server: str
 ) -> None:

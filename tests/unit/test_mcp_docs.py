@@ -1,4 +1,4 @@
-"""docs/mcp.md and the README's MCP table name every tool the server can list, with the
+"""docs/mcp.md's tool table names every tool the server can list, with the
 annotations the server sends, and no tool it does not have."""
 
 from __future__ import annotations
@@ -34,10 +34,6 @@ def _check(path: Path, with_title: bool) -> None:
 
 def test_docs_table_has_every_tool_with_its_annotations() -> None:
     _check(ROOT / "docs" / "mcp.md", with_title=True)
-
-
-def test_readme_table_has_every_tool_with_its_annotations() -> None:
-    _check(ROOT / "README.md", with_title=False)
 
 
 def test_a_read_only_server_lists_reads_only_and_forget_needs_its_flag() -> None:

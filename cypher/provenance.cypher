@@ -1,8 +1,9 @@
 // Provenance of one state: the states reached from it by outgoing DERIVED_FROM, DEPENDS_ON,
 // REFINES, SUPERSEDES and CONTRADICTS edges (every hop inside the namespace, at most
 // $max_depth hops, each state once at its shortest distance), the observations those states
-// cite, the requests that produced any of them, and the edges between all of these.
-// No row when the id is not a state of this namespace.
+// cite, the requests that produced any of them, the edges between all of these, and for each
+// state the newer states that supersede it (from anywhere in the namespace: validity, not
+// lineage). No row when the id is not a state of this namespace.
 // $namespace: str; $id: state id; $max_depth: int, 0..20 (the pattern's literal bound; the
 // repository refuses more).
 MATCH (start:State {namespace: $namespace, id: $id})
@@ -34,7 +35,13 @@ CALL (states, observations) {
   RETURN collect(DISTINCT r) AS requests,
          collect({source: r.id, type: 'PRODUCED', target: n.id}) AS produced
 }
+CALL (states) {
+  UNWIND states AS s
+  MATCH (newer:State {namespace: $namespace})-[:SUPERSEDES]->(s)
+  RETURN collect({state: s.id, by: newer.id}) AS superseded
+}
 RETURN [s IN states | properties(s)] AS states,
        [o IN observations | properties(o)] AS observations,
        [r IN requests | properties(r)] AS requests,
-       relations + evidence + produced AS edges
+       relations + evidence + produced AS edges,
+       superseded

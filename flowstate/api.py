@@ -27,7 +27,7 @@ from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.llm.scripted import ScriptedModel
 from flowstate.models import ids
 from flowstate.models.records import Request
-from flowstate.models.views import RevealedState
+from flowstate.models.views import Provenance, RevealedState
 from flowstate.safety.redaction import Redactor
 from flowstate.safety.retention import RetentionPolicy, apply_retention
 from flowstate.settings import Neo4jSettings
@@ -209,7 +209,15 @@ class FlowState:
         return self.repository.reveal(ids)
 
     def history(self) -> list[Request]:
+        """The namespace's committed requests, oldest first."""
         return self.repository.history()
+
+    def why(self, state_id: str, depth: int = 6) -> Provenance:
+        """What a state rests on, up to `depth` hops: the states, the observations they cite,
+        their requests, and which of those states are superseded now (`.tree()` prints it)."""
+        if not ids.is_state_id(state_id):
+            raise UsageError(f"{state_id[:60]!r} is not a state id like r3.hotel_choice")
+        return self.repository.provenance(state_id, depth)
 
     def close(self) -> None:
         """Close the connection `connect` opened; a store passed in stays open."""

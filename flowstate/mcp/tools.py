@@ -95,19 +95,9 @@ class MemoryTools:
         return out, _footer(text or "no requests yet", args.page, len(pages))
 
     def memory_why(self, args: s.WhyArgs) -> Result:
-        from flowstate.cli.safety_commands import provenance_text
-
-        if not ids.is_state_id(args.state_id):
-            raise UsageError(f"{args.state_id[:60]!r} is not a state id like r3.hotel_choice")
         fs, _ = self.memory.get()
-        repo = fs.repository
-        prov = repo.provenance(args.state_id, args.depth)
-        stale = {
-            r.state.id: r.superseded_by
-            for r in repo.reveal([x.id for x in prov.states])
-            if r.superseded_by
-        }
-        page = page_of(provenance_text(prov, stale), args.page, self.page_chars)
+        prov = fs.why(args.state_id, args.depth)
+        page = page_of(prov.tree(), args.page, self.page_chars)
         out = s.WhyOut(state_id=args.state_id, text=page.text, page=page.page, pages=page.pages)
         return out, page.render()
 

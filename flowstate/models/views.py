@@ -5,10 +5,12 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from flowstate.models.records import Observation, Request, StateNode
 from flowstate.models.vocab import Category
+
+_OUTPUT_CHARS = 160  # of an observation's output, in a provenance tree
 
 
 class _View(BaseModel):
@@ -91,3 +93,51 @@ class Provenance(_View):
     observations: list[Observation]
     requests: list[Request]
     edges: list[Edge]
+    # Validity: each listed state a newer one supersedes (from anywhere in the namespace), with
+    # the ids of those newer states.
+    superseded: dict[str, list[str]] = Field(default_factory=dict)
+
+    def tree(self) -> str:
+        """The chain as `flowstate why` prints it: the state, its relations and evidence as an
+        indented tree (superseded states marked), then the requests."""
+        states = {s.id: s for s in self.states}
+        observations = {o.id: o for o in self.observations}
+        out_edges: dict[str, list[tuple[str, str]]] = {}
+        for e in self.edges:
+            if e.type != "PRODUCED":
+                out_edges.setdefault(e.source, []).append((e.type, e.target))
+        lines: list[str] = []
+        shown = {self.state_id}
+
+        def label(node: str) -> str:
+            if node in states:
+                s = states[node]
+                newer = self.superseded.get(node)
+                mark = f"  (SUPERSEDED by {', '.join(newer)})" if newer else ""
+                return f"{s.id} [{s.category.value}] {s.summary}{mark}"
+            o = observations[node]
+            cut = len(o.output) > _OUTPUT_CHARS
+            output = o.output[:_OUTPUT_CHARS] + "..." if cut else o.output
+            return f"{o.id} {o.tool}({o.arguments}) -> {output}"
+
+        def walk(node: str, prefix: str) -> None:
+            children = sorted(out_edges.get(node, []))
+            for i, (kind, target) in enumerate(children):
+                last = i == len(children) - 1
+                seen = target in shown
+                lines.append(
+                    f"{prefix}{'└─' if last else '├─'} {kind} {label(target)}"
+                    + ("  (see above)" if seen else "")
+                )
+                if not seen:
+                    shown.add(target)
+                    walk(target, prefix + ("   " if last else "│  "))
+
+        lines.append(label(self.state_id))
+        walk(self.state_id, "")
+        lines.append("\nRequests:")
+        lines += [
+            f"  {r.id} {r.finished_at:%Y-%m-%d %H:%M} {r.summary}: {r.text[:100]}"
+            for r in self.requests
+        ]
+        return "\n".join(lines)

@@ -205,7 +205,17 @@ def _provenance(state_id: str, row: Row) -> Provenance:
         observations=sorted(observations, key=_observation_order),
         requests=sorted(requests, key=lambda r: r.seq),
         edges=sorted({Edge(**e) for e in row["edges"]}),
+        superseded=_superseded(row["superseded"]),
     )
+
+
+def _superseded(rows: list[dict[str, str]]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for row in sorted(
+        rows, key=lambda r: (r["state"], ids.request_seq(ids.request_of(r["by"])), r["by"])
+    ):
+        found.setdefault(row["state"], []).append(row["by"])
+    return found
 
 
 def _observation_order(o: Observation) -> tuple[int, int, datetime, str]:

@@ -83,8 +83,12 @@ def test_provenance_of_a_state(repo, trip):
 def test_only_outgoing_edges_are_followed(repo, trip):
     p = repo.provenance("r2.hotel")
     assert [s.id for s in p.states] == ["r2.hotel", "r1.budget", "r1.city"]
-    assert "r3.plan" not in repr(p) and "r4.hotel" not in repr(p)
+    assert "r3.plan" not in repr(p)
+    assert "r4.hotel" not in repr([p.states, p.edges, p.requests])
     assert [r.id for r in p.requests] == ["r1", "r2"]
+    # Validity, not lineage: the newer state that supersedes it is named, not followed.
+    assert p.superseded == {"r2.hotel": ["r4.hotel"]}
+    assert p.tree().splitlines()[0].endswith("(SUPERSEDED by r4.hotel)")
 
 
 def test_a_state_that_rests_on_nothing(repo, trip):

@@ -15,6 +15,7 @@ from typing import Any, Self
 from pydantic import SecretStr
 
 from flowstate.engine.agent import Agent, AgentConfig
+from flowstate.engine.browse import Browse
 from flowstate.engine.driver import RunResult
 from flowstate.engine.fact import remember_plan
 from flowstate.engine.index import HistoricalIndex, RenderedIndex
@@ -170,6 +171,11 @@ class FlowState:
         host = self._hosted()
         host.refresh_index()
         return host.index.render(text)
+
+    def browse(self) -> Browse:
+        """Progressive access outside any request, for a reader: opens what the index, a
+        search (`browse.shown`) or an earlier opening showed, by the rule requests follow."""
+        return Browse(self._hosted())
 
     def _hosted(self) -> Agent:
         """An agent without a model, kept for the front door's request work (begin, one-call

@@ -8,7 +8,9 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from click.testing import CliRunner, Result
 
+from flowstate.cli.app import main
 from flowstate.llm import scripted
 from flowstate.local.probe import bolt_answers
 from flowstate.local.server import LocalServer
@@ -70,3 +72,16 @@ def namespace(request: pytest.FixtureRequest) -> str:
     """A fresh namespace per test, so tests never see each other's data."""
     name = re.sub(r"[^A-Za-z0-9_]", "_", request.node.name)[:40]
     return f"t_{name}_{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def cli(neo4j_settings: Neo4jSettings, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+    monkeypatch.setenv("FLOWSTATE_NEO4J_URI", neo4j_settings.uri)
+    if neo4j_settings.password:
+        monkeypatch.setenv("FLOWSTATE_NEO4J_PASSWORD", neo4j_settings.password.get_secret_value())
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None) -> Result:
+        return runner.invoke(main, list(args), input=input, catch_exceptions=False)
+
+    return invoke

@@ -54,6 +54,7 @@ from flowstate.engine.commit import (
     without_dangling,
 )
 from flowstate.engine.index import RenderedIndex
+from flowstate.engine.opening import reveal_of, take_in
 from flowstate.engine.prompt import Prompt, build_prompt
 from flowstate.engine.protocol import ReplyFormat
 from flowstate.engine.report import Rejection, RejectionKind, StepReport
@@ -251,28 +252,8 @@ class StepDriver:
         active = self.active
         asked = active.pending_access
         if asked:
-            found: Revealed = yield Reveal(
-                states=[i for i in asked if ids.is_state_id(i)],
-                requests=[i for i in asked if ids.is_request_id(i)],
-                observations=[i for i in asked if ids.is_observation_id(i)],
-            )
-            for rev in found.states:
-                active.revealed[rev.state.id] = rev
-            active.opened_requests.update(found.requests)
-            for obs in found.observations:
-                active.opened_observations[obs.id] = obs
-            report.opened = [
-                *(r.state.id for r in found.states),
-                *found.requests,
-                *(o.id for o in found.observations),
-            ]
-            for item in found.missing:
-                # Forgotten since it was shown: tell the model; the rest of the batch is open.
-                message = (
-                    f"access {item}: not found in namespace {active.namespace!r} "
-                    "(forgotten since it was shown)"
-                )
-                report.rejections.append(Rejection(RejectionKind.MISSING, message))
+            found: Revealed = yield reveal_of(asked)
+            for message in take_in(active, found, report):
                 active.rejections.append(message)
                 active.rejected_total += 1
             active.pending_access = []  # only now: a failed fetch is retried on resume

@@ -14,6 +14,7 @@ nothing to resume.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -32,6 +33,7 @@ from flowstate.engine.driver import (
     StepDriver,
 )
 from flowstate.engine.index import HistoricalIndex, RenderedIndex
+from flowstate.engine.relevance import words
 from flowstate.engine.report import StepReport
 from flowstate.errors import FlowStateError, UsageError
 from flowstate.models import ids
@@ -112,3 +114,12 @@ def _relates_to_the_past(step: StepOutput) -> bool:
 @cache
 def _no_index() -> RenderedIndex:
     return HistoricalIndex((), 2_000, None).render()
+
+
+def key_from(summary: str) -> str:
+    """A state key from a fact's summary: `Lives in Porto` -> `lives_porto`."""
+    ascii_words = [w for w in words(summary) if re.fullmatch(r"[a-z0-9]+", w)]
+    key = "_".join(ascii_words[:5])[:48].rstrip("_")
+    if not key or not key[0].isalpha():
+        key = f"fact_{key}".rstrip("_")
+    return key

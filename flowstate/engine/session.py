@@ -41,14 +41,14 @@ from flowstate.engine.driver import (
 )
 from flowstate.engine.hold import RequestHold
 from flowstate.engine.index import HistoricalIndex
+from flowstate.engine.opening import Opened, drop_forgotten, show
 from flowstate.engine.report import RejectionKind, StepReport
 from flowstate.engine.step import AgentConfig, Approval
 from flowstate.engine.tools import Tool, ToolResult, bounded
 from flowstate.errors import StoreError, UsageError
 from flowstate.models.active import ActiveState
-from flowstate.models.records import MAX_REQUEST_TEXT_CHARS, Observation
+from flowstate.models.records import MAX_REQUEST_TEXT_CHARS
 from flowstate.models.step import StepOutput
-from flowstate.models.views import IndexState, RevealedState
 from flowstate.models.vocab import RelationType
 from flowstate.safety.redaction import Redactor
 from flowstate.store.codec import describe
@@ -64,19 +64,6 @@ class Recorded:
     states: list[str] = field(default_factory=list)
     rejections: list[str] = field(default_factory=list)
     report: StepReport | None = field(default=None, repr=False)  # the step, as data
-
-
-@dataclass(frozen=True)
-class Opened:
-    """What `reveal` opened, and every id it refused or could not find, with the reason.
-    A revealed state's relations show only their type and the other end's id."""
-
-    states: list[RevealedState] = field(default_factory=list)
-    requests: dict[str, list[IndexState]] = field(default_factory=dict)
-    rejections: list[str] = field(default_factory=list)
-    report: StepReport | None = field(default=None, repr=False)
-    # Past observations shown at the far end of a revealed EVIDENCED_BY relation.
-    observations: list[Observation] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -229,36 +216,18 @@ class Session:
     def opened(self, ids: Sequence[str], report: StepReport | None = None) -> Opened:
         """What of `ids` is open in this request (revealed states, listed requests, opened
         observations), with the rejections of `report`."""
-        active = self.active
-        return Opened(
-            states=[active.revealed[i] for i in ids if i in active.revealed],
-            requests={i: active.opened_requests[i] for i in ids if i in active.opened_requests},
-            rejections=report.messages if report else [],
-            report=report,
-            observations=[
-                active.opened_observations[i] for i in ids if i in active.opened_observations
-            ],
-        )
+        return Opened.of(self.active, ids, report.messages if report else [], report)
 
     def shown(self, state_ids: Sequence[str]) -> None:
         """Count `state_ids` as shown to the host's model (a search listed them), so that it
         may open them like index lines; kept with the request's next saved step."""
         self._closed()
-        found = self.active.found
-        found.extend(i for i in dict.fromkeys(state_ids) if i not in found)
+        show(self.active, state_ids)
 
     def forgotten(self, gone: Callable[[str], bool]) -> None:
         """Drop what another call just forgot from this request's view (its next save drops
         it from the draft too): revealed copies, listed lines, search hits, pending access."""
-        from flowstate.store.drafts import scrub
-
-        scrubbed = scrub(self.active.model_dump_json(), gone)
-        if scrubbed is None:
-            return
-        fresh = ActiveState.model_validate_json(scrubbed)
-        for name in ("revealed", "opened_requests", "opened_observations", "pending_access"):
-            setattr(self.active, name, getattr(fresh, name))
-        self.active.found = fresh.found
+        drop_forgotten(self.active, gone)
 
     def observe(
         self, tool: str, arguments: dict[str, Any], output: str, *, is_error: bool = False

@@ -48,28 +48,36 @@ class OpenRequests:
     def get(self, request_id: str) -> Session:
         """The open session `request_id`, resumed from its draft when this process has none
         (or, for a request committed meanwhile, a closed session with its result)."""
+        from flowstate.engine.session import Session
+
         check_id("request", request_id)
         with self.lock:
             self.expire()
             session = self._sessions.get(request_id)
             if session is None:
-                if request_id in self._discarded:
-                    raise UsageError(
-                        f"request {request_id} was discarded; nothing of it was committed: "
-                        "memory_begin a new one"
-                    )
-                if request_id in self._expired:
-                    raise UsageError(
-                        f"request {request_id} was discarded after {self.ttl_s:g} s without a "
-                        "call (the server's --draft-ttl); nothing of it was committed: "
-                        "memory_begin again"
-                    )
-                session = self._pick_up(request_id)
+                self._refuse_dropped(request_id)
+                # Another writer's live hold refuses it (RequestHeld, naming the holder).
+                session = Session.resume(self.repo, request_id)
                 if session.closed:  # committed, by a server that stopped before it replied
                     return session
                 self._keep(session)
             self._touched[request_id] = self._clock()
             return session
+
+    def discard(self, request_id: str) -> None:
+        """Drop an open request: this server's session, or one no live writer holds (the
+        library's rule: RequestHeld while another writer runs it). Nothing of it is kept."""
+        check_id("request", request_id)
+        with self.lock:
+            session = self._sessions.get(request_id)
+            if session is None:
+                self._refuse_dropped(request_id)
+                self.fs.discard(request_id)
+            elif session.closed:
+                raise UsageError(f"request {request_id} is already committed")
+            else:
+                session.discard()
+            self.close(request_id, discarded=True)
 
     def sessions(self) -> list[Session]:
         """The sessions open in this server now."""
@@ -118,23 +126,18 @@ class OpenRequests:
                 self.close(rid)
                 session.__exit__(None, None, None)
 
-    def _pick_up(self, request_id: str) -> Session:
-        from flowstate.engine.session import Session
-
-        try:
-            return Session.resume(self.repo, request_id)
-        except RequestHeld as held:
-            if held.owner is None:
-                raise UsageError(
-                    f"request {request_id} is not open in this memory (committed, discarded, "
-                    "or never begun): memory_begin a new one"
-                ) from held
-            until = f" until {held.expires:%H:%M:%S} UTC" if held.expires else ""
+    def _refuse_dropped(self, request_id: str) -> None:
+        """A request this server discarded is said to be so, not merely "not open"."""
+        if request_id in self._discarded:
             raise UsageError(
-                f"request {request_id} is being run by writer {held.owner} (another server "
-                f"or process), which holds it{until}: continue it there, or call again once "
-                "its hold has lapsed"
-            ) from held
+                f"request {request_id} was discarded; nothing of it was committed: "
+                "memory_begin a new one"
+            )
+        if request_id in self._expired:
+            raise UsageError(
+                f"request {request_id} was discarded after {self.ttl_s:g} s without a call "
+                "(the server's --draft-ttl); nothing of it was committed: memory_begin again"
+            )
 
     def _keep(self, session: Session) -> Session:
         self._sessions[session.request_id] = session

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from flowstate.engine.fact import key_from
 from flowstate.errors import FlowStateError, StoreError, UsageError
 from flowstate.mcp import schemas as s
 from flowstate.mcp.catalog import SPECS, ToolSpec
@@ -25,7 +25,9 @@ from flowstate.models import ids
 
 if TYPE_CHECKING:
     from flowstate.api import FlowState
-    from flowstate.engine.session import Opened, Session
+    from flowstate.engine.browse import Browse
+    from flowstate.engine.opening import Opened
+    from flowstate.engine.session import Session
     from flowstate.mcp.memory import Memory
     from flowstate.mcp.requests import OpenRequests
 
@@ -48,7 +50,7 @@ class MemoryTools:
         self.page_chars = page_chars
         self.listed = {spec.name: spec for spec in listed}
         self.lock = threading.RLock()  # one call at a time: one namespace, one writer
-        self._found: set[str] = set()  # state ids searches showed outside a request
+        self._browsing: tuple[FlowState, Browse] | None = None  # reads outside a request
 
     def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
         """(text, structured content) of one call; `Refused` with the reason otherwise."""
@@ -108,10 +110,7 @@ class MemoryTools:
         session = self._open(requests, args.request_id) if args.request_id else None
         hits = fs.search(args.query, args.limit)
         found = [h.id for h in hits]
-        if session is not None:
-            session.shown(found)
-        else:
-            self._found.update(found)
+        (session or self._browse(fs)).shown(found)
         out = s.SearchOut(
             request_id=args.request_id,
             words=words(args.query),
@@ -127,7 +126,7 @@ class MemoryTools:
     def memory_reveal(self, args: s.RevealArgs) -> Result:
         fs, requests = self.memory.get()
         if args.request_id is None:
-            opened = self._browse(fs, args.ids)
+            opened = self._browse(fs).open(args.ids)
         else:
             session = self._open(requests, args.request_id)
             if args.page == 1:
@@ -153,7 +152,7 @@ class MemoryTools:
             "relations": [r.model_dump(mode="json") for r in args.relations],
         }
         result = fs.remember([op], args.text or args.summary, summary=args.summary)
-        self._found.update(result.states_added)  # shown to the model by this very reply
+        self._browse(fs).shown(result.states_added)  # shown to the model by this very reply
         out = s.RememberOut(
             request_id=result.request_id,
             state_id=f"{result.request_id}.{key}",
@@ -217,12 +216,11 @@ class MemoryTools:
 
     def memory_discard(self, args: s.DiscardArgs) -> Result:
         _, requests = self.memory.get()
-        session = requests.get(args.request_id)
-        if session.closed:
-            raise UsageError(f"request {args.request_id} is already committed")
-        dropped = self._step(session, lambda x: x.discard())
-        requests.close(args.request_id, discarded=True)
-        return s.DiscardOut(request_id=args.request_id, discarded=dropped is not None), (
+        try:
+            requests.discard(args.request_id)
+        except StoreError as e:
+            raise UsageError(f"{e} Nothing was discarded: send it again shortly.") from e
+        return s.DiscardOut(request_id=args.request_id, discarded=True), (
             f"discarded {args.request_id}: nothing of it was committed"
         )
 
@@ -232,7 +230,7 @@ class MemoryTools:
         fs, requests = self.memory.get()
         counts = fs.forget(args.id)
         gone = of_request(args.id) if ids.is_request_id(args.id) else of_ids({args.id})
-        self._found = {i for i in self._found if not gone(i)}
+        self._browse(fs).forgotten(gone)
         for session in requests.sessions():
             session.forgotten(gone)
         out = s.ForgetOut(id=args.id, nodes=counts.nodes, relationships=counts.relationships)
@@ -263,43 +261,12 @@ class MemoryTools:
             )
             raise UsageError(f"{e} {then}") from e
 
-    def _browse(self, fs: FlowState, wanted: list[str]) -> Opened:
-        """A read without a request: ids the index lists or a search showed, collapsed
-        requests (their state lines) and the states of collapsed requests. Each id that
-        cannot open is told; the rest open."""
-        from flowstate.engine.session import SESSION_CONFIG, Opened
-
-        limit = SESSION_CONFIG.limits.max_access_per_step
-        asked = list(dict.fromkeys(wanted))
-        if len(asked) > limit:
-            raise UsageError(f"at most {limit} ids per call; {len(asked)} asked")
-        # The index is brought up to date only when an id is not known as shown already.
-        index = None if all(i in self._found for i in asked) else fs.shown_index()
-        collapsed = index.collapsed if index else frozenset()
-        listed = index.state_ids if index else frozenset()
-        refused, states, requests = [], [], []
-        for i in asked:
-            if i in collapsed:
-                requests.append(i)
-            elif ids.is_state_id(i) and (
-                i in listed or i in self._found or ids.request_of(i) in collapsed
-            ):
-                states.append(i)
-            elif ids.is_observation_id(i):
-                refused.append(
-                    f"{i}: an observation opens inside a request (memory_begin, "
-                    "then memory_reveal it with the request_id), or read memory_why"
-                )
-            else:
-                refused.append(f"{i[:60]}: not shown in the index or by a search, so not open")
-        found, missing = _each(fs.reveal, states)
-        lines: dict[str, Any] = {}
-        for rid in requests:
-            got, gone = _each(lambda x: [(x[0], fs.repository.request_states(x[0]))], [rid])
-            lines.update(dict(got))
-            missing += gone
-        refused += [f"{i}: not found (forgotten since it was shown)" for i in missing]
-        return Opened(states=found, requests=lines, rejections=refused)
+    def _browse(self, fs: FlowState) -> Browse:
+        """What this server's reads outside a request were shown and opened (one per
+        connection: a reconnected memory starts afresh)."""
+        if self._browsing is None or self._browsing[0] is not fs:
+            self._browsing = (fs, fs.browse())
+        return self._browsing[1]
 
     def _revealed(self, opened: Opened, args: s.RevealArgs) -> Result:
         states = [
@@ -397,36 +364,6 @@ def bounded(message: str) -> str:
         return message
     cut = len(message) - MAX_ERROR_CHARS
     return f"{message[:MAX_ERROR_CHARS]}... ({cut} more characters not shown)"
-
-
-def key_from(summary: str) -> str:
-    """A state key from a fact's summary: `Lives in Porto` -> `lives_porto`."""
-    from flowstate.engine.relevance import words
-
-    ascii_words = [w for w in words(summary) if re.fullmatch(r"[a-z0-9]+", w)]
-    key = "_".join(ascii_words[:5])[:48].rstrip("_")
-    if not key or not key[0].isalpha():
-        key = f"fact_{key}".rstrip("_")
-    return key
-
-
-def _each(fetch: Callable[[list[str]], list[T]], wanted: list[str]) -> tuple[list[T], list[str]]:
-    """`fetch(wanted)`; when an id is not found, each alone: (found, missing ids)."""
-    from flowstate.errors import NotFoundError
-
-    if not wanted:
-        return [], []
-    try:
-        return fetch(wanted), []
-    except NotFoundError:
-        found: list[T] = []
-        missing: list[str] = []
-        for one in wanted:
-            try:
-                found += fetch([one])
-            except NotFoundError:
-                missing.append(one)
-        return found, missing
 
 
 def _page(pages: list[list[dict[str, Any]]], page: int) -> list[dict[str, Any]]:

@@ -91,8 +91,8 @@ def check_access(asked: Sequence[str], vis: Visibility, limits: Limits) -> Acces
                 Violation(
                     where,
                     "not_visible",
-                    "unknown id: only ids shown in the index or in revealed relations can be "
-                    "accessed",
+                    "unknown id: only ids shown in the index, by a search or in revealed "
+                    "relations can be accessed",
                 )
             )
     return AccessDecision(states, requests, observations, violations, already)

@@ -132,8 +132,8 @@ def test_access_outside_what_was_shown_is_refused(h: Harness) -> None:
         limits={"max_access_per_step": 2},
     )
     assert (
-        "access r7.secret: unknown id: only ids shown in the index or in revealed relations "
-        "can be accessed"
+        "access r7.secret: unknown id: only ids shown in the index, by a search or in revealed "
+        "relations can be accessed"
     ) in user_prompt(model, 1)
     assert "access: 3 ids; at most 2 per step" in user_prompt(model, 2)
     assert result.revealed == []

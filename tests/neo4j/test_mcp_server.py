@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from flowstate.engine.session import Session
-from flowstate.errors import UsageError
+from flowstate.errors import RequestHeld, UsageError
 from flowstate.mcp.catalog import READS, WRITES
 from flowstate.mcp.requests import OpenRequests
 from flowstate.store import Repository, Store
@@ -113,7 +113,7 @@ def test_rule_violations_are_tool_errors_with_the_reasons(store: Store, repo: Re
         )
         assert failed.error and "do not run pay" in failed.text and "cite the states" in failed.text
         failed = await call(client, "memory_record", request_id="r7", delta=[add("x")])
-        assert failed.error and "r7 is not open" in failed.text
+        assert failed.error and "r7" in failed.text and "it is not open" in failed.text
         second = await ok(client, "memory_begin", text="a second one")  # requests side by side
         assert second["request_id"] == "r3"
         await ok(client, "memory_discard", request_id="r3")
@@ -198,7 +198,7 @@ def test_another_namespace_is_unreachable(
     async def script(client: Any) -> None:
         assert other_repo.namespace not in (await ok(client, "memory_index"))["text"]
         failed = await call(client, "memory_reveal", ids=["r1.secret"])
-        assert failed.error and "not shown" in failed.text
+        assert failed.error and "unknown id" in failed.text
         found = await ok(client, "memory_search", query="tenant secret budget leak")
         assert "r1.secret" not in [h["id"] for h in found["hits"]]
         assert "do not leak" not in str(found) and "tenant" not in str(found["hits"])
@@ -272,7 +272,7 @@ def test_forget_needs_the_flag_scrubs_drafts_and_search(store: Store, repo: Repo
         assert draft is not None and "Augusta" not in draft.payload
         assert (await ok(client, "memory_search", query="augusta"))["hits"] == []
         failed = await call(client, "memory_reveal", ids=[fact["state_id"]])
-        assert failed.error and "not shown" in failed.text
+        assert failed.error and "unknown id" in failed.text  # forgotten: no longer shown
         await ok(client, "memory_commit", request_id=rid, answer="forgotten")
         assert (await ok(client, "memory_forget", id="r1"))["nodes"] >= 2
 
@@ -427,7 +427,7 @@ def test_a_draft_of_a_live_writer_is_never_expired_and_its_holder_is_named(
     requests = OpenRequests(fs, ttl_s=1)
     time.sleep(2.2)
     assert requests.expire() == []  # idle 2 s, but its writer is alive and holds it
-    with pytest.raises(UsageError, match=r"being run by writer .* which holds it"):
+    with pytest.raises(RequestHeld, match=r"writer .* holds it until"):
         requests.get(elsewhere.request_id)
     mine = requests.begin("a second host")  # beside it, never refused
     assert mine.request_id != elsewhere.request_id

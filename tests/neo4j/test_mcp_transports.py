@@ -346,7 +346,7 @@ def test_a_second_servers_draft_ttl_spares_a_request_another_server_works_on(
             beside = await ok(b, "memory_begin", text="second host")  # side by side
             assert beside["request_id"] == "r3"
             refused = await call(b, "memory_record", request_id="r2", delta=[add("taken")])
-            assert refused.error and "being run by writer" in refused.text
+            assert refused.error and "holds it until" in refused.text
             await ok(b, "memory_discard", request_id="r3")
             _kill(f"flowstate mcp -N {re.escape(repo.namespace)}$")  # A only
             killed.set()

@@ -10,7 +10,9 @@ from flowstate.rules import AccessDecision, Limits, Violation, Visibility, check
 
 LIMITS = Limits()
 HOSTILE = "x}) DETACH DELETE n //"
-NOT_VISIBLE = "unknown id: only ids shown in the index or in revealed relations can be accessed"
+NOT_VISIBLE = (
+    "unknown id: only ids shown in the index, by a search or in revealed relations can be accessed"
+)
 
 
 def make_vis(**overrides: object) -> Visibility:

@@ -90,11 +90,17 @@ class LocalServerError(FlowStateRuntimeError):
 
 
 class ModelError(FlowStateRuntimeError):
-    """The language model failed or kept returning output that could not be used.
+    """The language model failed or kept returning output that could not be used (before a
+    request did anything: nothing of it was kept)."""
 
-    `request_id` names the request it interrupted when that request is kept (it had done
-    something: resume or discard it); None when nothing was kept."""
 
-    def __init__(self, message: str, request_id: str | None = None) -> None:
+class RequestInterrupted(FlowStateRuntimeError):
+    """A request that had begun was cut short, and is kept: `resume` or `discard` it.
+
+    `request_id` names it; `cause` (also `__cause__`) is what failed: a `StoreError` when the
+    database did, a `ModelError` when the model did."""
+
+    def __init__(self, message: str, request_id: str, cause: FlowStateError) -> None:
         super().__init__(message)
         self.request_id = request_id
+        self.cause = cause

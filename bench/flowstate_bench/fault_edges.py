@@ -22,7 +22,7 @@ from flowstate.api import FlowState
 from flowstate.async_api import AsyncFlowState
 from flowstate.engine.step import AgentConfig
 from flowstate.engine.tools import MAX_OUTPUT_CHARS, Tool
-from flowstate.errors import ModelError
+from flowstate.errors import RequestInterrupted
 from flowstate.llm.parsing import parse_step
 from flowstate.llm.scripted import ScriptedFailure, ScriptedModel, unregister
 from flowstate.models import Category, Outcome, StepOutput
@@ -121,7 +121,7 @@ def hostile_tools(store: Store, rounds: int = 1) -> dict:
                 else:
                     FlowState(store, repo.namespace).agent(first, tools).run("hostile")
                 out["problems"].append("the request ended although the model failed")
-            except ModelError:
+            except RequestInterrupted:
                 pass
             again = ScriptedModel.sequence(f"{repo.namespace}-2", [_final()])
             result = FlowState(store, repo.namespace).agent(again, tools).resume()

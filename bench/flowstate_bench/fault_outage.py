@@ -19,7 +19,7 @@ from typing import Literal
 
 from flowstate.api import FlowState
 from flowstate.engine.step import AgentConfig
-from flowstate.errors import StoreError, StoreUnavailable
+from flowstate.errors import RequestInterrupted, StoreUnavailable
 from flowstate.llm.scripted import Message, ScriptedModel, unregister
 from flowstate.local.server import LocalServer
 from flowstate.store import Repository, Store
@@ -111,11 +111,11 @@ def unreachable_during_request(
             try:
                 agent.run("Keep notes while the database goes away")
                 report.problems.append("the request finished although the database was stopped")
-            except StoreError as e:
+            except RequestInterrupted as e:
                 report.failed_after_s = time.monotonic() - gone_at[0] if gone_at else -1.0
-                report.raised = f"{type(e).__name__}: {e}"
-                if not isinstance(e, StoreUnavailable):
-                    report.problems.append(f"raised {type(e).__name__}, not StoreUnavailable")
+                report.raised = f"{type(e.cause).__name__}: {e}"
+                if not isinstance(e.cause, StoreUnavailable):
+                    report.problems.append(f"cut by {type(e.cause).__name__}, not StoreUnavailable")
             report.restart_s = restart(server)
             _after_outage(fs.repository, report)
             result = agent.resume()

@@ -14,7 +14,7 @@ import click
 
 from flowstate.cli.common import confirm, emit, fails_cleanly
 from flowstate.cli.connect import namespace_option, open_memory, redactor
-from flowstate.errors import ModelError, UsageError
+from flowstate.errors import RequestInterrupted, UsageError
 
 if TYPE_CHECKING:
     from flowstate.engine.agent import Agent, RunResult
@@ -80,10 +80,10 @@ def _agent(fs: Any, model: str, tools: list[Any], max_steps: int) -> Agent:
     )
 
 
-def _how_to_go_on(namespace: str, model: str) -> str:
+def _how_to_go_on(request_id: str, namespace: str, model: str) -> str:
     return (
-        f"`flowstate resume -N {namespace} -m {model}` continues it, "
-        f"`flowstate discard -N {namespace}` drops it"
+        f"`flowstate resume {request_id} -N {namespace} -m {model}` continues it, "
+        f"`flowstate discard {request_id} -N {namespace}` drops it"
     )
 
 
@@ -109,13 +109,13 @@ def _report(result: RunResult, as_json: bool) -> None:
         sys.exit(1)
 
 
-def _failed(agent: Agent, namespace: str, model: str, error: ModelError) -> ModelError:
-    """What to tell after a model failure: the agent keeps no request that did nothing yet."""
-    if error.request_id is None:
-        return error
-    return ModelError(
-        f"{error}. Request {error.request_id} is kept: {_how_to_go_on(namespace, model)}",
-        request_id=error.request_id,
+def _failed(namespace: str, model: str, error: RequestInterrupted) -> RequestInterrupted:
+    """What to tell after a request was cut short: how to go on with it from here."""
+    return RequestInterrupted(
+        f"{error.cause}. Request {error.request_id} is kept: "
+        + _how_to_go_on(error.request_id, namespace, model),
+        error.request_id,
+        error.cause,
     )
 
 
@@ -147,8 +147,8 @@ def run(
         agent = _agent(fs, model, tools, max_steps)
         try:
             result = agent.run(text)
-        except ModelError as e:
-            raise _failed(agent, namespace, model, e) from e
+        except RequestInterrupted as e:
+            raise _failed(namespace, model, e) from e
     _report(result, as_json)
 
 
@@ -214,8 +214,8 @@ def resume(
         agent = _agent(fs, model, tools, max_steps)
         try:
             result = agent.resume(request_id)
-        except ModelError as e:
-            raise _failed(agent, namespace, model, e) from e
+        except RequestInterrupted as e:
+            raise _failed(namespace, model, e) from e
     _report(result, as_json)
 
 

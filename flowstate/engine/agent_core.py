@@ -30,7 +30,14 @@ from flowstate.engine.index import HistoricalIndex
 from flowstate.engine.prompt import Prompt
 from flowstate.engine.step import AgentConfig, Approval, StepLogic
 from flowstate.engine.tools import Tool
-from flowstate.errors import ConflictError, ModelError, NotFoundError, StoreError, UsageError
+from flowstate.errors import (
+    ConflictError,
+    ModelError,
+    NotFoundError,
+    RequestInterrupted,
+    StoreError,
+    UsageError,
+)
 from flowstate.llm.client import Completion, ModelClient
 from flowstate.models import ids
 from flowstate.models.active import ActiveState
@@ -305,19 +312,29 @@ class AgentCore(Generic[R]):
 
     @contextmanager
     def keeping_inflight(self, driver: StepDriver) -> Iterator[None]:
-        """On a database failure, keep the driver's Active State for resume(). On a model
-        failure, say which request is kept (ModelError.request_id), or that none was: the
-        shell drops a request that did not get past its first call."""
+        """A failure under a request that had begun is `RequestInterrupted`, naming the request
+        kept (on a database failure, its Active State is kept here too, for resume()). A
+        model failure before anything was done stays a `ModelError`: the shell drops that
+        request."""
+        active = driver.active
         try:
             yield
-        except StoreError:
-            self._inflight = driver.active
-            raise
+        except StoreError as e:
+            self._inflight = active
+            raise RequestInterrupted(
+                f"{e}. Request {active.request_id} is kept: resume or discard it once the "
+                "database answers",
+                active.request_id,
+                e,
+            ) from e
         except ModelError as e:
-            active = driver.active
             if active.step == 0 and active.finish is None:
                 raise ModelError(f"{e}. Nothing was done, so no request was kept") from e
-            raise ModelError(str(e), request_id=active.request_id) from e
+            raise RequestInterrupted(
+                f"{e}. Request {active.request_id} is kept: resume or discard it",
+                active.request_id,
+                e,
+            ) from e
 
     @contextmanager
     def keeping_reply(self, reply: Completion[StepOutput] | None) -> Iterator[None]:

@@ -76,10 +76,9 @@ class AsyncAgent(AgentCore[AsyncRepository]):
                     command = driver.start()
                     while not isinstance(command, Done):
                         command = driver.send(await self._perform(command, driver))
-        except ModelError as e:
-            if e.request_id is None:  # nothing was done: nothing is kept
-                with contextlib.suppress(FlowStateError):
-                    await self.repo.run(self.ops.discard_draft(rid, owner=self.writer))
+        except ModelError:  # before anything was done: nothing is kept
+            with contextlib.suppress(FlowStateError):
+                await self.repo.run(self.ops.discard_draft(rid, owner=self.writer))
             raise
         await self.refresh_index(command.bundle.relations)
         return command.result

@@ -57,8 +57,8 @@ def _interrupt(cli, namespace: str) -> str:  # noqa: ANN001
     done = cli("run", "I have a cat", "-N", namespace, "-m", model)
     assert done.exit_code == 1, done.output
     [error] = _errors(done)
-    assert "Request r1 is kept: `flowstate resume -N" in error
-    assert f"`flowstate discard -N {namespace}` drops it" in error
+    assert "Request r1 is kept: `flowstate resume r1 -N" in error
+    assert f"`flowstate discard r1 -N {namespace}` drops it" in error
     return model
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flowstate import Outcome, StoreUnavailable, UsageError
+from flowstate import Outcome, RequestInterrupted, StoreUnavailable, UsageError
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
 from tests.neo4j.conftest import Raw
@@ -109,7 +109,7 @@ def test_a_lost_commit_acknowledgement_is_not_committed_twice(
         raise StoreUnavailable("the connection dropped while a commit was in flight")
 
     agent.repo.ops.commit = commit_then_lose_the_ack  # the plan both shells run
-    with pytest.raises(StoreUnavailable):
+    with pytest.raises(RequestInterrupted):
         agent.run("remember one fact")
     del agent.repo.ops.commit  # back to the real plan
     result = agent.resume()
@@ -140,7 +140,7 @@ def test_a_step_cut_before_its_tool_ran_is_finished_on_resume(
         tools=[lookup],
     )
     fail_save(agent, 2)  # the save before the call
-    with pytest.raises(StoreUnavailable):
+    with pytest.raises(RequestInterrupted):
         agent.run("hotels in Porto")
     assert runs == []
     result = agent.resume()
@@ -160,7 +160,7 @@ def test_a_failed_write_behind_save_keeps_the_reply_for_resume(
     h = Harness(store, namespace, shell)
     agent, model = h.agent([step([add("a")]), step([add("b")], action=final("done"))])
     fail_save(agent, 2)  # 1: the request's start; 2: step 1's draft, during the second call
-    with pytest.raises(StoreUnavailable):
+    with pytest.raises(RequestInterrupted):
         agent.run("two steps")
     assert len(model.calls) == 2 and repo.history() == []
     result = agent.resume()
@@ -178,7 +178,7 @@ def test_a_request_another_writer_discarded_meanwhile_is_not_resumed_from_memory
     h = Harness(store, namespace, shell)
     agent, _ = h.agent([step([add("a")]), step([add("b")], action=final("done"))])
     fail_save(agent, 2)
-    with pytest.raises(StoreUnavailable):
+    with pytest.raises(RequestInterrupted):
         agent.run("two steps")
     other, _ = h.agent([])
     assert other.discard() == "r1"

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from flowstate import Outcome, StoreUnavailable, Tool
+from flowstate import Outcome, RequestInterrupted, StoreUnavailable, Tool
 from flowstate.models import Category
 from flowstate.models.records import utcnow
 from flowstate.settings import Neo4jSettings
@@ -144,7 +144,7 @@ def test_a_commit_cut_then_a_forget_resumes_without_a_loop_or_a_model_call(
         return real_commit(bundle, **lease)
 
     agent.repo.ops.commit = cut_once  # the plan both shells run
-    with pytest.raises(StoreUnavailable):
+    with pytest.raises(RequestInterrupted):
         agent.run("book")
     other.forget_state("r1.city")
     calls = len(model.calls)
@@ -169,7 +169,7 @@ def test_a_draft_reloaded_after_a_forget_commits_without_a_model_call(
         raise StoreUnavailable("the process is about to die")
 
     agent.repo.ops.commit = crash
-    with pytest.raises(StoreUnavailable):
+    with pytest.raises(RequestInterrupted):
         agent.run("book")
     other.forget_state("r1.budget")
     fresh, fresh_model = Harness(store, repo.namespace, h.shell).agent([])  # would fail if asked
@@ -215,7 +215,7 @@ def test_a_lost_acknowledgement_of_a_commit_that_dropped_still_reports_the_drops
         raise StoreUnavailable("the acknowledgement was lost")
 
     agent.repo.ops.commit = commit_then_lose_the_ack
-    with pytest.raises(StoreUnavailable):
+    with pytest.raises(RequestInterrupted):
         agent.run("book")
     del agent.repo.ops.commit
     result = agent.resume()

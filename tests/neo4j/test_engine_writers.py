@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from flowstate import ModelError, Outcome
+from flowstate import Outcome, RequestInterrupted
 from flowstate.errors import RequestHeld, UsageError
 from flowstate.models import Category
 from flowstate.settings import Neo4jSettings
@@ -102,7 +102,7 @@ def _draft_of(repo: Repository) -> str:
 def test_forgetting_a_state_scrubs_it_from_an_interrupted_request(h: Harness, repo) -> None:
     _remember(h, "pin", "the door code")  # content: "content of pin"
     agent, _ = h.agent([step(access=["r1.pin"]), step()])  # then the script runs out
-    with pytest.raises(ModelError):
+    with pytest.raises(RequestInterrupted):
         agent.run("open the door")
     assert "content of pin" in _draft_of(repo)
     repo.forget_state("r1.pin")
@@ -116,7 +116,7 @@ def test_forgetting_a_request_or_expiring_scrubs_drafts(h: Harness, repo) -> Non
     _remember(h, "pin", "the door code")
     _remember(h, "wifi", "the wifi password")
     agent, _ = h.agent([step(access=["r1.pin", "r2.wifi"]), step()])
-    with pytest.raises(ModelError):
+    with pytest.raises(RequestInterrupted):
         agent.run("go")
     repo.forget_request("r1")
     assert "content of pin" not in _draft_of(repo)
@@ -136,7 +136,7 @@ def test_a_state_forgotten_while_the_request_runs_is_not_saved_back(
         return "forgotten"
 
     agent, _ = h.agent([step(access=["r1.pin"]), step(action=tool("forget_it"))], tools=[forget_it])
-    with pytest.raises(ModelError):
+    with pytest.raises(RequestInterrupted):
         agent.run("go")
     assert "content of pin" not in _draft_of(repo)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from flowstate import StoreUnavailable, Tool
+from flowstate import RequestInterrupted, StoreUnavailable, Tool
 from flowstate.safety.redaction import builtin_redactor
 from flowstate.store import Repository, Store
 from tests.neo4j.conftest import Raw
@@ -74,7 +74,7 @@ def test_a_card_in_tool_call_arguments_never_reaches_the_draft(
 
     agent.repo.ops.save_draft = save_and_read_back
     agent.repo.ops.commit = cut
-    with pytest.raises(StoreUnavailable):
+    with pytest.raises(RequestInterrupted):
         agent.run(f"Charge my card {CARD} and mail {EMAIL}")
     # the start, after steps 1-3 (each saved while the next model call ran), the write-ahead
     # save before the call, after step 4, and the finish (how it ended, before the commit)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowstate.api import FlowState
 from flowstate.engine.agent import AgentConfig
-from flowstate.errors import ModelError, UsageError
+from flowstate.errors import ModelError, RequestInterrupted, UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.models.records import Usage
 from flowstate.store import Store
@@ -250,7 +250,7 @@ class ArenaRunner:
             try:
                 result = agent.respond(env.prompt(k))
                 self.model_answered = True
-            except ModelError as e:
+            except (ModelError, RequestInterrupted) as e:
                 if not self.model_answered:
                     raise
                 # One failed session must not lose a long run: the subtask scores what the

@@ -10,7 +10,13 @@ import json
 
 import pytest
 
-from flowstate import ModelError, Outcome, ScriptedModel, StoreUnavailable, Tool, UsageError
+from flowstate import (
+    Outcome,
+    RequestInterrupted,
+    ScriptedModel,
+    Tool,
+    UsageError,
+)
 from flowstate.engine.report import MAX_TOLD_CHARS
 from flowstate.llm.scripted import ScriptedFailure
 from flowstate.store import Repository, Store
@@ -111,7 +117,9 @@ def _hostile_run(h: Harness):  # noqa: ANN202
     script += [step([add("last", evidence=[f"r1.o{len(calls)}"])]), ScriptedFailure(400, "gone")]
     tools = [t for t in hostile_tool_set() if run_async or not t.is_async]
     agent, model = h.agent(script, tools=tools)
-    with pytest.raises(ModelError):  # the model fails after the hostile calls: a draft is left
+    with pytest.raises(
+        RequestInterrupted
+    ):  # the model fails after the hostile calls: a draft is left
         agent.run("hostile")
     return agent, model, len(calls)
 
@@ -233,7 +241,7 @@ def test_aresume_finishes_an_async_step_cut_before_its_tool_ran(
         tools=[fetch],
     )
     fail_save(agent, 2)  # the write-ahead save before the call
-    with pytest.raises(StoreUnavailable):
+    with pytest.raises(RequestInterrupted):
         agent.run("hotels in Porto")  # arun: the harness drives the async shell
     assert runs == []
     result = agent.resume()  # aresume

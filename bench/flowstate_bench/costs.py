@@ -56,3 +56,31 @@ def spend_columns(
     costs = [p["cost_usd"] for p in parts.values()]
     total = None if any(c is None for c in costs) else round(sum(costs), 6)
     return {**parts, "total_cost_usd": total}
+
+
+def parts_lines(rows: list[tuple[str, str, dict[str, int], int]]) -> list[str]:
+    """Markdown: FlowState's prompt tokens by part, per (group, strategy, parts, calls), with
+    the fixed price of a call (protocol, reply format, tools, framing) per call."""
+    from flowstate.engine.prompt_costs import FIXED, PARTS
+
+    rows = [r for r in rows if r[2]]
+    if not rows:
+        return []
+    extra = sorted({k for r in rows for k in r[2]} - set(PARTS))  # the harness's (policy)
+    columns = [*extra, *PARTS]
+    out = [
+        "## Where FlowState's prompt tokens go",
+        "",
+        "Prompt tokens summed over the calls, by part of the prompt. The fixed price of a call "
+        "is what no memory or request changes: protocol, reply format, tools, framing, and the "
+        "domain policy every strategy's prompt carries.",
+        "",
+        "| group | strategy | calls | " + " | ".join(columns) + " | fixed per call |",
+        "|---|---|---:|" + "---:|" * len(columns) + "---:|",
+    ]
+    for group, strategy, parts, calls in rows:
+        fixed = sum(parts.get(p, 0) for p in (*FIXED, *extra))
+        per = f"{fixed / calls:,.0f}" if calls else "-"
+        cells = " | ".join(f"{parts.get(p, 0):,}" for p in columns)
+        out.append(f"| {group} | {strategy} | {calls} | {cells} | {per} |")
+    return [*out, ""]

@@ -1,7 +1,7 @@
 """`flowstate bench faults`: is FlowState safe to deploy? Faults and load at scale.
 
 Fuzzed model replies (fast path and whole requests on Neo4j), many concurrent agents on one
-Store, several writers competing for one namespace (the writer lease), the engine's edges
+Store, several writers on one namespace at once (a hold per request), the engine's edges
 (hostile tool outputs, replies nested past the recursion limit, past states forgotten before a
 commit, a process killed at its final commit), Neo4j SIGKILLed during commits and stopped in
 the middle of a request. Every part reports what it tried and what it found; losses, crossed
@@ -55,8 +55,9 @@ def totals(report: dict) -> dict:
         + outage_losses,
         "crossed_states": crowd["crossed"] + writers["crossed"],
         "writer_requests_committed": writers["committed"],
-        "writers_refused_busy": writers["busy_refusals"],
-        "writers_stuck": writers["stuck"],
+        "writer_requests_failed": writers["failed"],
+        "writer_requests_open_at_once": writers["most_open_at_once"],
+        "writer_requests_left_open": writers["open_left"],
         "writer_ids_repeated_or_skipped": writers["repeated_ids"] + writers["gaps"],
         "duplicated_states": crowd["duplicated"],
         "rejections_explained": fast.get("rejections_told", 0) + full.get("rejections_told", 0),

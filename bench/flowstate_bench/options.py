@@ -42,10 +42,11 @@ def shared_options(fn: F) -> F:
     options = [
         click.option(
             "--agent",
-            type=click.Choice(["oracle", "forgetful", "llm"]),
+            type=click.Choice(["oracle", "forgetful", "reader", "llm"]),
             default="oracle",
             show_default=True,
-            help="Scripted oracle/forgetful agents run offline; llm uses --model.",
+            help="Scripted oracle/forgetful/reader agents run offline (a reader run also runs "
+            "the oracle, side by side); llm uses --model.",
         ),
         click.option(
             "--trials", type=click.IntRange(1), default=1, show_default=True, help="Runs per task."
@@ -81,6 +82,27 @@ def shared_options(fn: F) -> F:
             "--keep-memory", is_flag=True, help="Keep the FlowState namespaces afterwards."
         ),
         click.option("--temperature", type=float, help="Sampling temperature of the llm agent."),
+        click.option(
+            "--prefetch-states",
+            type=click.IntRange(0, 64),
+            default=0,
+            show_default=True,
+            help="FlowState opens this many best-matching past states before the first call.",
+        ),
+        click.option(
+            "--oracle-waits",
+            is_flag=True,
+            help="Scripted agents always wait a step for what they open, even when the action "
+            "does not need it (the protocol says to act at once).",
+        ),
+        click.option(
+            "--yes", is_flag=True, help="Start a run that calls a real model without asking."
+        ),
+        click.option(
+            "--fresh",
+            is_flag=True,
+            help="Start over: ignore the finished units --out holds (a run resumes from them).",
+        ),
         click.option("--json", "as_json", is_flag=True, help="Print the JSON report instead."),
     ]
     for option in reversed(options):
@@ -102,6 +124,10 @@ class SharedOptions:
     price_model: str | None
     keep_memory: bool
     temperature: float | None
+    prefetch_states: int
+    oracle_waits: bool
+    yes: bool
+    fresh: bool
     as_json: bool
 
     def run_fields(self) -> dict[str, Any]:
@@ -115,6 +141,8 @@ class SharedOptions:
             "price_model": self.price_model,
             "keep_memory": self.keep_memory,
             "model_kwargs": {} if self.temperature is None else {"temperature": self.temperature},
+            "prefetch_states": self.prefetch_states,
+            "one_step": not self.oracle_waits,
         }
 
 

@@ -29,14 +29,27 @@ _REVEALED = re.compile(r"^- (r\d+\.[a-z][a-z0-9_]*) \[\w+\] (.*)$", re.M)
 _RELATIONS = re.compile(r"^  relations: (.*)$", re.M)
 _END = re.compile(r"(?:->|<-) (r\d+(?:\.[a-z0-9_]+|\.o\d+)?)")
 _OPENED = re.compile(r"^(r\d+):$", re.M)
+# The index section (to the next top-level header) and the Active State's opened requests.
+_LISTINGS = re.compile(
+    r"^# Historical State Index\n.*?(?=^# |\Z)|^## Opened requests\n.*?(?=^#|\Z)", re.M | re.S
+)
+
+
+def _listing(text: str) -> str:
+    """Where the engine lists openable ids as lines: the index and the opened requests.
+    Elsewhere (a revealed state's content, a tool's output) a line that looks like an index
+    line is text someone wrote, not a listing; without those headers, all of `text`."""
+    parts = [m.group(0) for m in _LISTINGS.finditer(text)]
+    return "\n".join(parts) if parts else text
 
 
 def shown(text: str) -> dict[str, str]:
     """What the prompt lets the reader open, id -> the text it is matched on."""
     found: dict[str, str] = {}
-    for rid, summary in _COLLAPSED.findall(text):
+    listing = _listing(text)
+    for rid, summary in _COLLAPSED.findall(listing):
         found[rid] = summary
-    for sid, summary in _STATE_LINE.findall(text):
+    for sid, summary in _STATE_LINE.findall(listing):
         found[sid] = state_text(sid, summary)
     # A relation's far end shows no text of its own: it is matched on the revealed state it
     # hangs off.
@@ -52,7 +65,7 @@ def shown(text: str) -> dict[str, str]:
 
 def listed(text: str) -> set[str]:
     """The state ids `text` lists as index lines."""
-    return {sid for sid, _ in _STATE_LINE.findall(text)}
+    return {sid for sid, _ in _STATE_LINE.findall(_listing(text))}
 
 
 def opened(text: str) -> set[str]:
@@ -67,3 +80,37 @@ def choose(text: str, request: str, k: int = DEFAULT_K, skip: set[str] | None = 
     done = opened(text) | (skip or set())
     candidates = {i: t for i, t in shown(text).items() if i not in done}
     return rank_clauses(request, candidates)[:k]
+
+
+class Opener:
+    """The reader's choices over one request's steps, for agents that open memory in the
+    benchmark harnesses: at its first access step the K shown ids that best match the
+    request; at a later one only what the first made visible (a collapsed request's states,
+    relation ends) if any of it matches; after `rounds` access steps, nothing more.
+
+    >>> text = "r2: Ticket 2\\n  r2.window_billing [environment] deploy window for billing\\n"
+    >>> o = Opener(k=1)
+    >>> o.pick(text, "the deploy window of billing"), o.pick(text, "billing")
+    (['r2.window_billing'], [])
+    """
+
+    def __init__(self, k: int = DEFAULT_K, rounds: int = 2) -> None:
+        self.k, self.rounds = k, rounds
+        self.reset()
+
+    def reset(self) -> None:
+        self.steps = 0
+        self.asked: set[str] = set()
+        self.first_seen: set[str] = set()
+
+    def pick(self, text: str, request: str) -> list[str]:
+        self.steps += 1
+        if self.steps > self.rounds:
+            return []
+        picks = choose(text, request, self.k, skip=self.asked)
+        if self.steps == 1:
+            self.first_seen = set(shown(text))
+        else:
+            picks = [p for p in picks if p not in self.first_seen]
+        self.asked.update(picks)
+        return picks

@@ -19,7 +19,9 @@ from pydantic import BaseModel, ConfigDict
 from flowstate.api import FlowState
 from flowstate.engine.agent import AgentConfig
 from flowstate.engine.prompt import INDEX, INDEX_HEADER, PROTOCOL, REQUEST, Prompt, PromptPart
+from flowstate.engine.prompt_costs import total_parts
 from flowstate.engine.tools import Tool
+from flowstate.engine.transcript import Transcript
 from flowstate.llm.client import Completion, ModelClient
 from flowstate.models.records import MAX_CONTENT_CHARS, Usage
 from flowstate.models.step import StepOutput
@@ -51,6 +53,8 @@ class TurnResult:
     # the task agent's so reports can show both columns.
     memory_usage: Usage = field(default_factory=Usage)
     embedding_usage: Usage = field(default_factory=Usage)  # the memory's embedding calls
+    # FlowState: the prompt tokens of the turn's calls by part (flowstate.engine.prompt_costs).
+    parts: dict[str, int] = field(default_factory=dict)
 
 
 class Strategy(Protocol):
@@ -185,9 +189,15 @@ class FlowStateStrategy:
             self.agent.reply_processors.append(rule_states)
 
     def respond(self, text: str) -> TurnResult:
+        self.agent.on_call = seen = Transcript()
         result = self.agent.run(text)
         answer = result.answer or f"[no answer: {result.error}]"
-        return TurnResult(answer, result.usage, 0, result.outcome.value)
+        parts = total_parts((c.prompt, c.sent) for c in seen.calls)
+        return TurnResult(answer, result.usage, 0, result.outcome.value, parts=parts)
+
+
+def add_parts(total: dict[str, int], parts: dict[str, int]) -> dict[str, int]:
+    return {k: total.get(k, 0) + parts.get(k, 0) for k in dict.fromkeys([*total, *parts])}
 
 
 class Namespaces:

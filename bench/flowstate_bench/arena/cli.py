@@ -10,6 +10,7 @@ import click
 
 from flowstate.cli.common import fails_cleanly
 from flowstate.errors import UsageError
+from flowstate.models.records import Usage
 from flowstate_bench.arena.choices import CONFIGS, SCORINGS, Scoring
 from flowstate_bench.options import (
     SharedOptions,
@@ -24,6 +25,7 @@ from flowstate_bench.strategy_names import ARENA as STRATEGIES
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from flowstate.store import Store
     from flowstate_bench.arena.runner import ArenaRunner, TaskRun
 
 _folder = click.Path(path_type=Path, file_okay=False)
@@ -105,6 +107,7 @@ def arena(
     from flowstate_bench.arena.data import ArenaData
     from flowstate_bench.arena.report import build_report, write_report
     from flowstate_bench.arena.runner import ArenaRunner, RunConfig
+    from flowstate_bench.harness import Journal
 
     opts = SharedOptions(**shared)
     if opts.limit is not None and opts.task_ids:
@@ -124,7 +127,10 @@ def arena(
     console = Console(stderr=True)
     store = connect_store(console) if set(strategies) & set(FLOWSTATE_VARIANTS) else None
     try:
-        runner = ArenaRunner(config, ArenaData(data), store)
+        journal = Journal(out, "arena", config, fresh=opts.fresh)
+        runner = ArenaRunner(config, ArenaData(data), store, journal=journal)
+        if config.agent == "llm" or config.memory_model or config.judge_model:
+            _ask(runner, store, opts.yes)
         runs = _run_with_progress(runner, console)
     finally:
         if store is not None:
@@ -143,11 +149,38 @@ def arena(
     console.print(f"Report: {path}")
 
 
+def _ask(runner: ArenaRunner, store: Store | None, yes: bool) -> None:
+    """The expected spend (the scripted oracle on a sample, scaled), then whether to go on."""
+    from flowstate.tokens import count_tokens
+    from flowstate_bench.arena.runner import ArenaRunner
+    from flowstate_bench.realrun import ask
+
+    c = runner.config
+    judge = (c.price_model or c.judge_model) if c.judge_model else None
+
+    def make_dry(update: dict[str, Any]) -> ArenaRunner:
+        dry = ArenaRunner(c.model_copy(update={**update, "judge_model": None}), runner.data, store)
+        dry.resources = runner.resources  # the databases, opened once
+        return dry
+
+    def extra(run: TaskRun) -> dict[str, Usage]:
+        if not (judge and run.config.startswith("formal_reasoning")):
+            return {}
+        # One judge call per subtask: the question, the answer and the gold answer.
+        task = next(t for t in runner.tasks(run.config) if t.id == run.task_id)
+        sent = sum(count_tokens(q) + 2 * count_tokens(str(a)) + 60
+                   for q, a in zip(task.questions, task.answers, strict=False))  # fmt: skip
+        n = len(task)
+        return {"judge": Usage(prompt_tokens=sent, completion_tokens=5 * n, calls=n)}
+
+    ask(runner, make_dry, yes, extra, {"judge": judge})
+
+
 def _run_with_progress(runner: ArenaRunner, console: Console) -> list[TaskRun]:
     total = runner.total_subtasks()
     if total == 0:
         raise UsageError("no tasks match --tasks/--task-id")
     with progress_bar(console) as bar:
         job = bar.add_task("MemoryArena", total=total)
-        runner.progress = lambda text: bar.update(job, advance=1, description=text)
+        runner.say = lambda text: bar.update(job, advance=1, description=text)
         return runner.run()

@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from flowstate.models.records import Usage
+from flowstate_bench import reader_report
 from flowstate_bench.arena import scoring
 from flowstate_bench.arena.formal import Judge
 from flowstate_bench.arena.published import COLUMNS, FLOWSTATE_CLAIMS, TABLE_3
 from flowstate_bench.arena.replay import recall_at_k as replay_recall
 from flowstate_bench.arena.runner import RunConfig, TaskRun
-from flowstate_bench.costs import spend_columns
+from flowstate_bench.costs import parts_lines, spend_columns
+from flowstate_bench.seam import add_parts
 
 # nAUC depth K per domain: the axes of the paper's Fig. 3; math and phys pooled as one domain.
 DOMAINS = {
@@ -96,6 +98,13 @@ def _recall(runs: Sequence[TaskRun]) -> list[float | None]:
     return out
 
 
+def _parts(runs: Sequence[TaskRun]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for r in runs:
+        total = add_parts(total, r.parts)
+    return total
+
+
 def curve_metrics(tasks: list[list[bool]], domain: str) -> dict[str, Any]:
     curve = scoring.sr_at_k(tasks)
     cumulative = scoring.cumulative_passrate_at_k(tasks)
@@ -132,6 +141,7 @@ def config_metrics(
         "embedding_tokens": embedding.total_tokens,
         "embedding_calls": embedding.calls,
         "llm_calls": tokens.calls + memory.calls,
+        "prompt_parts": _parts(runs),
         "extra_llm_calls": sum(r.extra_calls for r in runs),
     }
     if run is not None:
@@ -152,6 +162,8 @@ def build_report(
     judge: Judge,
     replays: dict[str, dict[str, list[list[bool | None]]]] | None = None,
 ) -> dict[str, Any]:
+    everything = list(runs)
+    runs = [r for r in everything if r.agent == config.agent]
     per: dict[str, dict[str, Any]] = {}
     for name in config.configs:
         per[name] = {}
@@ -183,19 +195,61 @@ def build_report(
         "configs": per,
         "domains": _domains(config, runs),
         "avg_sr": _avg_sr(config, per),
+        "reader_vs_oracle": _reader_rows(config, everything) if config.agent == "reader" else [],
         "subtasks": [
             {
                 **{
                     k: v
                     for k, v in asdict(r).items()
-                    if k in ("config", "task_id", "strategy", "trial")
+                    if k in ("config", "task_id", "strategy", "trial", "agent")
                 },
                 "sps": r.sps,
                 "outcomes": [asdict(s) for s in r.subtasks],
             }
-            for r in runs
+            for r in everything
         ],  # fmt: skip
     }
+
+
+def agent_metrics(runs: Sequence[TaskRun], config: str) -> dict[str, Any]:
+    """What the reader comparison shows of one agent's runs."""
+    found = [s.found for r in runs for s in r.subtasks if s.found is not None]
+    tasks = [r.passed for r in runs]
+    usage = _usage(runs, "usage")
+    return {
+        "recall": sum(found) / len(found) if found else None,
+        "sr": scoring.success_rate(tasks, LAST_ONLY[DOMAINS[config]]),
+        "ps": scoring.progress_score(tasks),
+        "tokens": usage.total_tokens,
+        "calls": usage.calls,
+    }
+
+
+def _reader_rows(config: RunConfig, runs: Sequence[TaskRun]) -> list[dict[str, Any]]:
+    rows = []
+    for name in config.configs:
+        for strategy in config.strategies:
+            mine = [r for r in runs if r.config == name and r.strategy == strategy]
+            by = {a: [r for r in mine if r.agent == a] for a in ("oracle", "reader")}
+            if by["oracle"] and by["reader"]:
+                rows.append(
+                    reader_report.row(
+                        SHORT[name],
+                        strategy,
+                        agent_metrics(by["oracle"], name),
+                        agent_metrics(by["reader"], name),
+                    )
+                )
+    return rows
+
+
+READER_METRICS = [
+    ("recall", "recall"),
+    ("sr", "SR"),
+    ("ps", "PS"),
+    ("tokens", "agent tokens"),
+    ("calls", "calls"),
+]
 
 
 def _domains(config: RunConfig, runs: Sequence[TaskRun]) -> dict[str, Any]:
@@ -306,6 +360,15 @@ def markdown(report: dict[str, Any]) -> str:
             if m.get("replay_recall_at_k") is not None:
                 line += "; replay recall@k " + " ".join(_cell(v) for v in m["replay_recall_at_k"])
             out.append(line)
+    out += ["", *reader_report.markdown(report.get("reader_vs_oracle", []), READER_METRICS)]
+    out += parts_lines(
+        [
+            (SHORT[config], strategy, m.get("prompt_parts", {}), m["spend"]["agent"]["calls"])
+            for config, strategies in report["configs"].items()
+            for strategy, m in strategies.items()
+            if "spend" in m
+        ]
+    )
     out += ["", "Definitions:", ""]
     out += [f"- `{k}`: {v}" for k, v in run["definitions"].items()]
     return "\n".join(out) + "\n"

@@ -8,16 +8,16 @@ subtask prompt; after it, the config's writer turns the session into chunks and 
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flowstate.api import FlowState
 from flowstate.engine.agent import AgentConfig
+from flowstate.engine.index import DEFAULT_BUDGET_TOKENS
 from flowstate.errors import ModelError, RequestInterrupted, UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.models.records import Usage
@@ -39,13 +39,13 @@ from flowstate_bench.arena.sessions import (
 from flowstate_bench.arena.shopping_score import Scoring
 from flowstate_bench.baselines import make_memory
 from flowstate_bench.embedding import LOCAL_MODEL, Embedder
-from flowstate_bench.memory_models import MemoryClients
+from flowstate_bench.harness import AgentKind, Harness, Journal, Unit, select
 from flowstate_bench.seam import (
     FlowStateStrategy,
     MemoryStrategy,
-    Namespaces,
     Strategy,
     TurnResult,
+    add_parts,
     embedding_usage,
 )
 from flowstate_bench.strategy_names import ALIASES, FLOWSTATE_VARIANTS, SHARED_MEMORIES
@@ -70,9 +70,6 @@ class _NoModel:
 NO_MODEL = _NoModel()
 
 
-AgentKind = Literal["oracle", "forgetful", "llm"]
-
-
 class RunConfig(BaseModel):
     """One MemoryArena run; the configs and the data folder are required."""
 
@@ -89,7 +86,11 @@ class RunConfig(BaseModel):
     product_db: Path | None = None
     travel_db: Path | None = None
     cache_dir: Path | None = None
-    index_budget_tokens: int = Field(2_000, ge=50)
+    index_budget_tokens: int = Field(DEFAULT_BUDGET_TOKENS, ge=50)
+    prefetch_states: int = Field(0, ge=0, le=64)  # AgentConfig.prefetch_states
+    # The scripted agents access and act in one step when the action does not need what
+    # they open (the protocol's rule); False: they always wait a step for it.
+    one_step: bool = True
     keep_memory: bool = False
     model_kwargs: dict[str, Any] = {}
     memory_model: str | None = None  # the memories' own LLM; see tau's RunConfig
@@ -120,75 +121,52 @@ class TaskRun:
     memory_usage: Usage  # the memory system's own LLM calls (summaries, judges, extractors)
     extra_calls: int
     embedding_usage: Usage = field(default_factory=Usage)  # the memory's embedding calls
+    agent: str = "oracle"
+    parts: dict[str, int] = field(default_factory=dict)  # FlowState's prompt tokens by part
 
     @property
     def passed(self) -> list[bool]:
         return [s.passed for s in self.subtasks]
 
 
-class ArenaRunner:
+class ArenaRunner(Harness[TaskRun]):
+    kind = "arena"
+    result_type = TaskRun
+    prefix = "arena"
+
     def __init__(
         self,
         config: RunConfig,
         data: ArenaData,
         store: Store | None = None,
         progress: Callable[[str], None] | None = None,
+        journal: Journal | None = None,
     ) -> None:
-        # read now: a memory may be registered after import
-        known = (*FLOWSTATE_VARIANTS, *MEMORIES, *SHARED_MEMORIES)
-        unknown = set(config.strategies) - set(known) - set(ALIASES)
-        if unknown or not config.strategies:
-            raise UsageError(f"unknown strategies {sorted(unknown)}; from {', '.join(known)}")
         bad = set(config.configs) - set(CONFIGS)
         if bad:
             raise UsageError(f"unknown configs {sorted(bad)}; from {', '.join(CONFIGS)}")
-        if set(config.strategies) & set(FLOWSTATE_VARIANTS) and store is None:
-            raise UsageError("the flowstate strategies need a Neo4j store")
-        if config.agent == "llm" and not config.model:
-            raise UsageError("--agent llm needs --model")
-        self.config, self.data, self.store = config, data, store
-        self.progress = progress or (lambda _: None)
+        # read now: a memory may be registered after import
+        known = (*FLOWSTATE_VARIANTS, *MEMORIES, *SHARED_MEMORIES)
+        super().__init__(config, store, None, journal, known=known)
+        self.config: RunConfig = config
+        self.data = data
+        self.say = progress or (lambda _: None)
         # Set once any session has answered: before that, a model error is the setup's (an
         # unknown model, a missing key) and fails the run instead of scoring every task 0.
         self.model_answered = False
-        self.run_id = uuid.uuid4().hex[:8]
-        self.namespaces = Namespaces(store, config.keep_memory)
-        self.memory_clients = MemoryClients(
-            config.memory_model,
-            config.agent,
-            config.model,
-            f"arena-memory-{self.run_id}",
-            **config.model_kwargs,
-        )
         judge = Judge(LiteLLMClient(config.judge_model) if config.judge_model else None)
         self.resources = Resources(
             config.product_db, config.travel_db, config.cache_dir, judge, config.scoring
         )
 
+    def groups(self) -> list[str]:
+        return list(self.config.configs)
+
     def tasks(self, name: str) -> list[ArenaTask]:
-        tasks = self.data.tasks(name)
-        if self.config.task_ids is not None:
-            wanted = set(self.config.task_ids)
-            tasks = [t for t in tasks if t.id in wanted]
-        return tasks[: self.config.limit] if self.config.limit else tasks
+        return select(self.data.tasks(name), self.config.task_ids, self.config.limit)
 
     def total_subtasks(self) -> int:
-        c = self.config
-        per = sum(sum(len(t) for t in self.tasks(n)) for n in c.configs)
-        return per * len(c.strategies) * c.trials
-
-    def run(self) -> list[TaskRun]:
-        runs = []
-        try:
-            for name in self.config.configs:
-                for strategy in self.config.strategies:
-                    for trial in range(self.config.trials):
-                        for task in self.tasks(name):
-                            runs.append(self.task_run(task, strategy, trial))
-        finally:
-            self.cleanup()
-            self.memory_clients.close()
-        return runs
+        return sum(len(task) for _, task in self.units())
 
     def replays(self) -> dict[str, dict[str, list[list[bool | None]]]]:
         """The recall replay (gold results in memory, no agent) of each model-free memory."""
@@ -202,24 +180,38 @@ class ArenaRunner:
                 out.setdefault(name, {})[strategy] = per_task
         return out
 
-    def task_run(self, task: ArenaTask, strategy: str, trial: int) -> TaskRun:
+    def run_unit(self, unit: Unit, task: ArenaTask) -> TaskRun:
+        return self.task_run(task, unit.strategy, unit.trial, unit.agent)
+
+    def task_run(
+        self, task: ArenaTask, strategy: str, trial: int, agent: str | None = None
+    ) -> TaskRun:
         c = self.config
+        agent = agent or c.agent
         slot: list[ModelClient] = []
         env = make_env(task, self.resources, lambda: slot[0])
         scripted: ScriptedAgent | None = None
-        if c.agent == "llm":
+        if agent == "llm":
             assert c.model is not None
             slot.append(LiteLLMClient(c.model, **c.model_kwargs))
         else:
-            name = f"arena-{c.agent}-{self.run_id}-{strategy}-{trial}-{task.config}-{task.id}"
+            unit = Unit(task.config, strategy, trial, task.id, agent)
             style = "flowstate" if strategy in FLOWSTATE_VARIANTS else "loop"
-            scripted = ScriptedAgent(name, env, style, forgetful=c.agent == "forgetful")
+            scripted = ScriptedAgent(
+                self.scripted_name(unit),
+                env,
+                style,
+                forgetful=agent == "forgetful",
+                reader=agent == "reader",
+                one_step=c.one_step,
+            )
             slot.append(scripted.client())
         try:
-            return self._subtasks(task, strategy, trial, env, slot[0], scripted)
+            run = self._subtasks(task, strategy, trial, env, slot[0], scripted, agent)
         finally:
             if scripted is not None:
                 scripted.close()
+        return run
 
     def _subtasks(
         self,
@@ -229,16 +221,19 @@ class ArenaRunner:
         env: TaskEnv,
         client: ModelClient,
         scripted: ScriptedAgent | None,
+        agent_kind: str = "oracle",
     ) -> TaskRun:
         memory: MemoryStrategy | None = None
         usage, extra = Usage(), 0
+        parts: dict[str, int] = {}
         agent: Strategy
         if strategy in FLOWSTATE_VARIANTS:
-            agent = self._flowstate(task, strategy, trial, env, client)
+            agent = self._flowstate(task, strategy, trial, env, client, agent_kind)
             base = env.base_request()
             if base is not None:
                 result = agent.respond(base)
                 usage += result.usage
+                parts = add_parts(parts, result.parts)
         else:
             memory = self._memory(strategy, client)
             agent = make_strategy(env, client, memory)
@@ -257,9 +252,10 @@ class ArenaRunner:
                 # environment holds (nothing, usually) and the next one starts.
                 result = TurnResult(f"[model failed: {e}]", Usage(), outcome="failed")
             usage, extra = usage + result.usage, extra + result.extra_calls
+            parts = add_parts(parts, result.parts)
             answers.append(result.answer)
             outcomes.append(env.outcome(k, result.answer))
-            self.progress(f"{task.config} {strategy} task {task.id} subtask {k}/{len(task)}")
+            self.say(f"{task.config} {strategy} task {task.id} subtask {k}/{len(task)}")
         scored = env.score(outcomes)
         found = scripted.found if scripted is not None else {}
         subtasks = [
@@ -283,6 +279,8 @@ class ArenaRunner:
             mem_usage,
             extra,
             emb_usage,
+            agent_kind,
+            parts,
         )
 
     def _memory(self, strategy: str, client: ModelClient) -> MemoryStrategy:
@@ -294,19 +292,22 @@ class ArenaRunner:
         return MEMORIES[strategy](client)
 
     def _flowstate(
-        self, task: ArenaTask, variant: str, trial: int, env: TaskEnv, client: ModelClient
+        self,
+        task: ArenaTask,
+        variant: str,
+        trial: int,
+        env: TaskEnv,
+        client: ModelClient,
+        agent: str = "oracle",
     ) -> Strategy:
         assert self.store is not None
-        namespace = self.namespaces.new(
-            "arena", task.config, self.run_id, variant, f"t{trial}", task.id
-        )
+        namespace = self.namespace(task.config, variant, agent, f"t{trial}", task.id)
         fs = FlowState(self.store, namespace)
         config = AgentConfig(
-            max_steps=steps_of(task.config), index_budget_tokens=self.config.index_budget_tokens
+            max_steps=steps_of(task.config),
+            index_budget_tokens=self.config.index_budget_tokens,
+            prefetch_states=self.config.prefetch_states,
         )
         return FlowStateStrategy(
             fs, client, env.tools(), policy_of(task.config), config, variant=variant
         )
-
-    def cleanup(self) -> None:
-        self.namespaces.cleanup()

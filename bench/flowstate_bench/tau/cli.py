@@ -10,6 +10,7 @@ import click
 
 from flowstate.cli.common import fails_cleanly
 from flowstate.errors import UsageError
+from flowstate.models.records import Usage
 from flowstate_bench.options import (
     SharedOptions,
     connect_store,
@@ -24,7 +25,8 @@ from flowstate_bench.strategy_names import TAU_DEFAULT as DEFAULT_STRATEGIES
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from flowstate_bench.tau.runner import Conversation, TauRunner
+    from flowstate.store import Store
+    from flowstate_bench.tau.runner import Conversation, RunConfig, TauRunner
 
 
 @click.command()
@@ -101,6 +103,7 @@ def tau(
     """
     from rich.console import Console
 
+    from flowstate_bench.harness import Journal
     from flowstate_bench.tau.data import TauData
     from flowstate_bench.tau.report import build_report, results_table, write_report
     from flowstate_bench.tau.runner import RunConfig, TauRunner
@@ -128,7 +131,10 @@ def tau(
     console = Console(stderr=True)
     store = connect_store(console) if set(strategies) & set(FLOWSTATE_VARIANTS) else None
     try:
-        runner = TauRunner(config, tau_data, store)
+        journal = Journal(out, "tau", config, fresh=opts.fresh)
+        runner = TauRunner(config, tau_data, store, journal=journal)
+        if calls_real_model(config):
+            _ask(runner, store, opts.yes)
         convs = _run_with_progress(runner, console)
     finally:
         if store is not None:
@@ -142,9 +148,59 @@ def tau(
     console.print(f"Report: {path}")
 
 
+def calls_real_model(config: RunConfig) -> bool:
+    """Whether a run sends anything to a model named on the command line (a scripted model
+    named there too: the path is the same)."""
+    return bool(config.agent == "llm" or config.memory_model or config.user_kind == "llm")
+
+
+def _ask(runner: TauRunner, store: Store | None, yes: bool) -> None:
+    """The expected spend (the scripted oracle on a sample, scaled), then whether to go on."""
+    from flowstate_bench.realrun import ask
+    from flowstate_bench.tau.runner import TauRunner
+
+    c = runner.config
+    user = c.price_model or c.user_model or c.model
+
+    def make_dry(update: dict[str, Any]) -> TauRunner:
+        dry = c.model_copy(update={**update, "user": "scripted", "user_model": None})
+        return TauRunner(dry, runner.data, store)
+
+    def extra(conv: Conversation) -> dict[str, Usage]:
+        return {"user": user_usage(runner, conv)} if c.user_kind == "llm" else {}
+
+    ask(runner, make_dry, yes, extra, {"user": user})
+
+
+def user_usage(runner: TauRunner, conv: Conversation) -> Usage:
+    """What an llm user would have spent on this conversation: one call per turn and one to
+    end it, each sending its system prompt and the conversation so far."""
+    from flowstate.tokens import count_messages, count_tokens
+    from flowstate_bench.tau.env import make_env
+    from flowstate_bench.tau.plan import derive_plan
+
+    task = next(t for t in runner.data.tasks(runner.config.domain) if t.id == conv.task_id)
+    env = make_env(task.domain, runner.data, task, runner.config.env_options)
+    said = derive_plan(task, env.WRITE_TOOLS).turns
+    system = f"{runner.data.guidelines}\n\n# Your scenario\n{task.scenario.as_prompt()}"
+    messages: list[dict[str, str]] = [{"role": "system", "content": system}]
+    usage = Usage()
+    agent_says = ["Hi! How can I help you today?", *conv.answers]
+    for n, message in enumerate(agent_says):
+        messages.append({"role": "user", "content": message})
+        reply = said[n] if n < len(said) else "###STOP###"
+        usage += Usage(
+            prompt_tokens=count_messages(messages),
+            completion_tokens=count_tokens(reply),
+            calls=1,
+        )
+        messages.append({"role": "assistant", "content": reply})
+    return usage
+
+
 def _run_with_progress(runner: TauRunner, console: Console) -> list[Conversation]:
     c = runner.config
-    total = len(c.strategies) * c.trials * len(runner.tasks())
+    total = runner.count()
     if total == 0:
         raise UsageError("no tasks match --tasks/--task-id")
     with progress_bar(console) as bar:

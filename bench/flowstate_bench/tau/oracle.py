@@ -18,6 +18,7 @@ from typing import Any, Literal
 from flowstate.llm.client import LiteLLMClient
 from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate.models import ids
+from flowstate_bench.reader import Opener
 from flowstate_bench.tau.data import Action
 from flowstate_bench.tau.env import TRANSFER_MESSAGE
 from flowstate_bench.tau.plan import Plan
@@ -41,12 +42,29 @@ def recall(text: str, k: int) -> list[dict[str, Any]] | None:
 
 
 class ScriptedAgent:
-    """One task's scripted agent; the runner calls `begin_turn` before each user turn."""
+    """One task's scripted agent; the runner calls `begin_turn` before each user turn.
 
-    def __init__(self, name: str, plan: Plan, style: Style, forgetful: bool = False) -> None:
+    `reader`: what it opens under FlowState comes only from the prompt text, ranked by lexical
+    match with the user's turn (`flowstate_bench.reader`), not from knowing where the plan is;
+    its actions stay the oracle's given what it opened. `one_step`: access and act in one step
+    when the action does not need what is opened (here every action after an access needs
+    the plan's arguments, so the agent waits either way)."""
+
+    def __init__(
+        self,
+        name: str,
+        plan: Plan,
+        style: Style,
+        forgetful: bool = False,
+        reader: bool = False,
+        one_step: bool = True,
+    ) -> None:
         self.plan, self.style, self.forgetful = plan, style, forgetful
+        self.reader = Opener() if reader else None
+        self.one_step = one_step
         self.model = ScriptedModel.policy(name, self._reply)
         self.turn = 0
+        self.found: dict[int, bool] = {}  # turn -> was its plan in what it was shown
         self._reset()
 
     def client(self) -> LiteLLMClient:
@@ -63,6 +81,8 @@ class ScriptedAgent:
         self.done = 0  # calls made in this turn
         self.gave_up = False
         self.accessed: set[str] = set()
+        if self.reader is not None:
+            self.reader.reset()
 
     # -- the policy -------------------------------------------------------------------------
 
@@ -75,7 +95,10 @@ class ScriptedAgent:
             wanted = self._to_access(text)
             if wanted:
                 self.accessed.update(wanted)
+                # The next action is the planned call, which needs the plan's arguments.
                 return {"access": wanted, "action": None}
+        if self.turn > 0 and self.turn not in self.found and self.plan.segments[self.turn]:
+            self.found[self.turn] = calls is not None
         if calls is None:
             return self._lost(text)
         if self.done < len(calls):
@@ -94,7 +117,10 @@ class ScriptedAgent:
         return recall(text, self.turn)
 
     def _to_access(self, text: str) -> list[str]:
-        """FlowState: the plan state's id from the index, else collapsed requests to open."""
+        """FlowState: the plan state's id from the index, else collapsed requests to open;
+        the reader: what its lexical ranking picks."""
+        if self.reader is not None:
+            return self.reader.pick(text, self.plan.turns[self.turn])
         tid = re.escape(self.plan.task.id)
         ids = re.findall(
             rf"(r\d+\.plan_{self.turn}) \[decision\] Step {self.turn} of task {tid}:", text

@@ -12,7 +12,9 @@ from typing import Any
 from rich.table import Table
 
 from flowstate.models.records import Usage
-from flowstate_bench.costs import spend_columns
+from flowstate_bench import reader_report
+from flowstate_bench.costs import parts_lines, spend_columns
+from flowstate_bench.seam import add_parts
 from flowstate_bench.tau.runner import Conversation, RunConfig
 from flowstate_bench.tau.scoring import pass_hat_k
 
@@ -45,6 +47,13 @@ def spend_of(config: RunConfig, strategy: str, convs: Sequence[Conversation]) ->
     )
 
 
+def _parts(convs: Sequence[Conversation]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for c in convs:
+        total = add_parts(total, c.parts)
+    return total
+
+
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
@@ -75,6 +84,7 @@ def strategy_summary(
             "per_task": (prompt + completion) / len(convs) if convs else 0,
         },
         "llm_calls": sum(c.usage.calls for c in convs),
+        "prompt_parts": _parts(convs),
         "extra_calls": sum(c.extra_calls for c in convs),
         "spend": spend or {},
         "user_tokens": sum(c.user_usage.total_tokens for c in convs),
@@ -84,7 +94,10 @@ def strategy_summary(
 
 
 def build_report(config: RunConfig, convs: Sequence[Conversation]) -> dict[str, Any]:
-    """The JSON report: top-level metric keys map each strategy to its value."""
+    """The JSON report: top-level metric keys map each strategy to its value (for a reader
+    run, the reader's; `reader_vs_oracle` sets the two side by side)."""
+    everything = list(convs)
+    convs = [c for c in everything if c.agent == config.agent]
     by_strategy = {}
     for s in config.strategies:
         mine = [c for c in convs if c.strategy == s]
@@ -102,9 +115,50 @@ def build_report(config: RunConfig, convs: Sequence[Conversation]) -> dict[str, 
         "pass_hat_k": metric("pass_hat_k"),
         "tokens": metric("tokens"),
         "strategies": by_strategy,
+        "reader_vs_oracle": _reader_rows(config, everything) if config.agent == "reader" else [],
         "config": config.model_dump(mode="json"),
-        "conversations": [_row(c) for c in convs],
+        "conversations": [_row(c) for c in everything],
     }
+
+
+def agent_metrics(convs: Sequence[Conversation]) -> dict[str, Any]:
+    """What the reader comparison shows of one agent's conversations."""
+    found = [f for c in convs for f in c.found.values()]
+    actions = [c.score.action_accuracy for c in convs if c.score.action_accuracy is not None]
+    usage = _total(convs, "usage")
+    return {
+        "recall": sum(found) / len(found) if found else None,
+        "pass1": _mean([float(c.score.success) for c in convs]),
+        "action_accuracy": _mean(actions),
+        "tokens": usage.total_tokens,
+        "calls": usage.calls,
+    }
+
+
+def _reader_rows(config: RunConfig, convs: Sequence[Conversation]) -> list[dict[str, Any]]:
+    rows = []
+    for strategy in config.strategies:
+        by = {a: [c for c in convs if c.strategy == strategy and c.agent == a] for a in AGENTS}
+        if by["oracle"] and by["reader"]:
+            rows.append(
+                reader_report.row(
+                    config.domain,
+                    strategy,
+                    agent_metrics(by["oracle"]),
+                    agent_metrics(by["reader"]),
+                )
+            )
+    return rows
+
+
+AGENTS = ("oracle", "reader")
+READER_METRICS = [
+    ("recall", "recall"),
+    ("pass1", "pass^1"),
+    ("action_accuracy", "action acc"),
+    ("tokens", "agent tokens"),
+    ("calls", "calls"),
+]
 
 
 def _row(c: Conversation) -> dict[str, Any]:
@@ -112,6 +166,7 @@ def _row(c: Conversation) -> dict[str, Any]:
     return {
         "task": c.task_id,
         "strategy": c.strategy,
+        "agent": c.agent,
         "trial": c.trial,
         "reward": s.reward,
         "db_match": s.db_match,
@@ -156,7 +211,30 @@ def markdown(report: dict[str, Any]) -> str:
         "\nCost: litellm's price map; '-' where a model has no price (scripted, local); "
         "`--price-model` prices offline counts.\n"
     )
-    return head + "\n".join(rows) + "\n" + note
+    parts = [
+        (report["domain"], name, s.get("prompt_parts", {}), s["llm_calls"])
+        for name, s in report["strategies"].items()
+    ]
+    tail = [
+        *pass_hat_table(report),
+        *reader_report.markdown(report["reader_vs_oracle"], READER_METRICS),
+        *parts_lines(parts),
+    ]
+    return head + "\n".join(rows) + "\n" + note + "\n" + "\n".join(tail)
+
+
+def pass_hat_table(report: dict[str, Any]) -> list[str]:
+    """The published tables' form: pass^1..k per strategy (k = the trials run)."""
+    ks = range(1, report["trials"] + 1)
+    out = [
+        f"## pass^k ({report['domain']}, {report['trials']} trial(s) per task)",
+        "",
+        "| strategy | " + " | ".join(f"pass^{k}" for k in ks) + " |",
+        "|---|" + "---:|" * len(ks),
+    ]
+    for name, s in report["strategies"].items():
+        out.append(f"| {name} | " + " | ".join(_pct(s["pass_hat_k"][str(k)]) for k in ks) + " |")
+    return [*out, ""]
 
 
 def results_table(report: dict[str, Any]) -> Table:

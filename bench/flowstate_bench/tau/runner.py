@@ -8,7 +8,6 @@ at the end unless `keep_memory` is set.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -17,17 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from flowstate.api import FlowState
 from flowstate.engine.agent import AgentConfig
+from flowstate.engine.index import DEFAULT_BUDGET_TOKENS
 from flowstate.errors import UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.models.records import Usage
 from flowstate.store import Store
 from flowstate_bench.baselines import make_memory
 from flowstate_bench.embedding import LOCAL_MODEL, Embedder
-from flowstate_bench.memory_models import MemoryClients
-from flowstate_bench.seam import (
-    Namespaces,
-    TurnResult,
-)
+from flowstate_bench.harness import AgentKind, Harness, Journal, Unit, select
+from flowstate_bench.seam import TurnResult, add_parts
 from flowstate_bench.strategy_names import ALIASES, FLOWSTATE_VARIANTS, SHARED_MEMORIES
 from flowstate_bench.tau.data import Task, TauData
 from flowstate_bench.tau.env import Environment, EnvOptions, ToolCallRecord, make_env
@@ -46,8 +43,6 @@ from flowstate_bench.tau.strategies import (
     ZipActBM25,
 )
 from flowstate_bench.tau.users import GREETING, LLMUser, ScriptedUser, User
-
-AgentKind = Literal["oracle", "forgetful", "llm"]
 
 
 class RunConfig(BaseModel):
@@ -74,7 +69,11 @@ class RunConfig(BaseModel):
     memory_model: str | None = None
     embedding_model: str = LOCAL_MODEL
     price_model: str | None = None  # prices offline token counts (see flowstate_bench.costs)
-    index_budget_tokens: int = Field(2_000, ge=50)
+    index_budget_tokens: int = Field(DEFAULT_BUDGET_TOKENS, ge=50)
+    prefetch_states: int = Field(0, ge=0, le=64)  # AgentConfig.prefetch_states
+    # The scripted agents access and act in one step when the action does not need what
+    # they open (the protocol's rule); False: they always wait a step for it.
+    one_step: bool = True
     keep_memory: bool = False
     model_kwargs: dict[str, Any] = {}
     # Departs from the original (see EnvOptions); off, results compare with published ones.
@@ -105,6 +104,10 @@ class Conversation:
     embedding_usage: Usage = field(default_factory=Usage)  # the memory's embedding calls
     answers: list[str] = field(default_factory=list, repr=False)
     calls: list[ToolCallRecord] = field(default_factory=list, repr=False)
+    agent: str = "oracle"
+    # Scripted agents: per memory-dependent turn, whether its plan was in what it was shown.
+    found: dict[int, bool] = field(default_factory=dict)
+    parts: dict[str, int] = field(default_factory=dict)  # FlowState's prompt tokens by part
 
 
 @dataclass
@@ -115,8 +118,10 @@ class Spent:
     memory: Usage = field(default_factory=Usage)
     embedding: Usage = field(default_factory=Usage)
     extra_calls: int = 0
+    parts: dict[str, int] = field(default_factory=dict)
 
     def add(self, result: TurnResult) -> None:
+        self.parts = add_parts(self.parts, result.parts)
         self.usage += result.usage
         self.memory += result.memory_usage
         self.embedding += result.embedding_usage
@@ -145,67 +150,57 @@ def converse(
     return answers, spent, "max_turns"
 
 
-class TauRunner:
+class TauRunner(Harness[Conversation]):
+    kind = "tau"
+    result_type = Conversation
+    prefix = "tau"
+
     def __init__(
         self,
         config: RunConfig,
         data: TauData,
         store: Store | None = None,
         progress: Callable[[Conversation], None] | None = None,
+        journal: Journal | None = None,
     ) -> None:
-        unknown = set(config.strategies) - set(STRATEGIES) - set(ALIASES)
-        if unknown:
-            raise UsageError(f"unknown strategies {sorted(unknown)}; from {', '.join(STRATEGIES)}")
-        if set(config.strategies) & set(FLOWSTATE_VARIANTS) and store is None:
-            raise UsageError("the flowstate strategies need a Neo4j store")
-        if config.agent == "llm" and not config.model:
-            raise UsageError("--agent llm needs --model")
+        super().__init__(config, store, progress, journal, known=STRATEGIES)
         if config.user_kind == "llm" and not (config.user_model or config.model):
             raise UsageError("the llm user needs --user-model (or --model)")
-        self.config, self.data, self.store, self.progress = config, data, store, progress
+        self.config: RunConfig = config
+        self.data = data
         self.scorer = Scorer(data, config.env_options)
-        self.run_id = uuid.uuid4().hex[:8]
-        self.namespaces = Namespaces(store, config.keep_memory)
         self.policy = data.policy(config.domain)
-        self.memory_clients = MemoryClients(
-            config.memory_model,
-            config.agent,
-            config.model,
-            f"tau-memory-{self.run_id}",
-            **config.model_kwargs,
-        )
 
-    def tasks(self) -> list[Task]:
-        tasks = self.data.tasks(self.config.domain)
-        if self.config.task_ids is not None:
-            wanted = set(self.config.task_ids)
-            tasks = [t for t in tasks if t.id in wanted]
-        return tasks[: self.config.limit] if self.config.limit else tasks
+    def groups(self) -> list[str]:
+        return [self.config.domain]
 
-    def run(self) -> list[Conversation]:
-        done = []
-        try:
-            for strategy in self.config.strategies:
-                for trial in range(self.config.trials):
-                    for task in self.tasks():
-                        conv = self.conversation(task, strategy, trial)
-                        done.append(conv)
-                        if self.progress is not None:
-                            self.progress(conv)
-        finally:
-            self.cleanup()
-            self.memory_clients.close()
-        return done
+    def tasks(self, group: str | None = None) -> list[Task]:
+        c = self.config
+        return select(self.data.tasks(c.domain), c.task_ids, c.limit)
 
-    def conversation(self, task: Task, strategy: str, trial: int) -> Conversation:
+    def check_resume(self, done: dict[str, Any]) -> None:
+        if self.config.persist:
+            raise UsageError(
+                "a --persist run cannot resume: its memory spans the tasks and was dropped "
+                "with the interrupted run; use --fresh"
+            )
+
+    def run_unit(self, unit: Unit, task: Task) -> Conversation:
+        return self.conversation(task, unit.strategy, unit.trial, unit.agent)
+
+    def conversation(
+        self, task: Task, strategy: str, trial: int, agent: str | None = None
+    ) -> Conversation:
+        agent = agent or self.config.agent
         env = make_env(task.domain, self.data, task, self.config.env_options)
         plan = derive_plan(task, env.WRITE_TOOLS)
-        scripted, client = self._agent(task, plan, strategy, trial)
+        unit = Unit(task.domain, strategy, trial, task.id, agent)
+        scripted, client = self._agent(unit, plan)
         try:
-            agent = self._strategy(strategy, client, env, task, trial)
+            conv_agent = self._strategy(strategy, client, env, task, trial, agent)
             user = self._user(task, plan)
             on_turn = scripted.begin_turn if scripted is not None else None
-            answers, spent, ended = converse(agent, user, on_turn, self.config.max_turns)
+            answers, spent, ended = converse(conv_agent, user, on_turn, self.config.max_turns)
         finally:
             if scripted is not None:
                 scripted.close()
@@ -224,28 +219,39 @@ class TauRunner:
             embedding_usage=spent.embedding,
             answers=answers,
             calls=list(env.calls),
+            agent=agent,
+            found=dict(scripted.found) if scripted is not None else {},
+            parts=spent.parts,
         )
 
-    def _agent(
-        self, task: Task, plan: Plan, strategy: str, trial: int
-    ) -> tuple[ScriptedAgent | None, ModelClient]:
-        if self.config.agent == "llm":
+    def _agent(self, unit: Unit, plan: Plan) -> tuple[ScriptedAgent | None, ModelClient]:
+        if unit.agent == "llm":
             assert self.config.model is not None
             return None, LiteLLMClient(self.config.model, **self.config.model_kwargs)
-        name = f"tau-{self.config.agent}-{self.run_id}-{strategy}-{trial}-{task.id}"
-        style = "flowstate" if strategy in FLOWSTATE_VARIANTS else "loop"
-        scripted = ScriptedAgent(name, plan, style, forgetful=self.config.agent == "forgetful")
+        style = "flowstate" if unit.strategy in FLOWSTATE_VARIANTS else "loop"
+        scripted = ScriptedAgent(
+            self.scripted_name(unit),
+            plan,
+            style,
+            forgetful=unit.agent == "forgetful",
+            reader=unit.agent == "reader",
+            one_step=self.config.one_step,
+        )
         return scripted, scripted.client()
 
     def _strategy(
-        self, name: str, client: ModelClient, env: Environment, task: Task, trial: int
+        self, name: str, client: ModelClient, env: Environment, task: Task, trial: int, agent: str
     ) -> Strategy:
         c, tools, policy = self.config, env.tools(), self.policy
         name = ALIASES.get(name, name)
         if name in FLOWSTATE_VARIANTS:
             assert self.store is not None
-            fs = FlowState(self.store, self._namespace(task, name, trial))
-            config = AgentConfig(max_steps=c.max_steps, index_budget_tokens=c.index_budget_tokens)
+            fs = FlowState(self.store, self._namespace(task, name, trial, agent))
+            config = AgentConfig(
+                max_steps=c.max_steps,
+                index_budget_tokens=c.index_budget_tokens,
+                prefetch_states=c.prefetch_states,
+            )
             return FlowStateStrategy(fs, client, tools, policy, config, variant=name)
         if name == "full":
             return FullContext(client, tools, policy, max_steps=c.max_steps)
@@ -268,12 +274,9 @@ class TauRunner:
         client = LiteLLMClient(model, **self.config.model_kwargs)
         return LLMUser(client, task.scenario, self.data.guidelines)
 
-    def _namespace(self, task: Task, strategy: str, trial: int) -> str:
-        # One namespace per strategy: the ablations must not read FlowState's states.
-        parts = ["tau", self.config.domain, self.run_id, strategy, f"t{trial}"]
+    def _namespace(self, task: Task, strategy: str, trial: int, agent: str = "oracle") -> str:
+        # One namespace per strategy and agent: the ablations must not read FlowState's states.
+        parts = [self.config.domain, strategy, agent, f"t{trial}"]
         if not self.config.persist:
             parts.append(task.id)
-        return self.namespaces.new(*parts)
-
-    def cleanup(self) -> None:
-        self.namespaces.cleanup()
+        return self.namespace(*parts)

@@ -15,7 +15,6 @@ A baseline step is one JSON action: {"type": "tool", "name": ..., "arguments": {
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -24,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from flowstate.engine.tools import Tool
 from flowstate.llm.client import ModelClient
 from flowstate.models.records import Usage
+from flowstate.tokens import compact_json
 from flowstate_bench import strategy_names
 from flowstate_bench.seam import (
     FlowStateStrategy,
@@ -229,7 +229,9 @@ def transcript(turn: list[Message]) -> str:
 
 
 def _system_prompt(policy: str, tools: list[Tool]) -> str:
-    schemas = json.dumps([t.schema()["function"] for t in tools], ensure_ascii=False, indent=1)
+    # Compact, as a provider's bill would count the schemas: indentation is padding the
+    # baselines would pay for on every call.
+    schemas = compact_json([t.schema()["function"] for t in tools])
     return (
         f"# Domain policy\n{policy}\n\n# Tools (JSON schemas)\n{schemas}\n\n"
         "At every step reply with ONE JSON object: "

@@ -33,7 +33,7 @@ def test_faults_command_writes_the_counts(neo4j_settings, monkeypatch, tmp_path:
     assert totals["requests_stuck_on_dangling"] == 0
     assert totals["crashes_at_final_commit"] == 1
     assert totals["model_calls_repeated_after_crash"] == 0
-    assert totals["writer_requests_committed"] == 9 and totals["writers_stuck"] == 0
+    assert totals["writer_requests_committed"] == 9 and totals["writer_requests_failed"] == 0
     assert totals["writer_ids_repeated_or_skipped"] == 0
-    assert report["writers"]["drafts_left"] == 0 and report["writers"]["lease_left"] is False
+    assert totals["writer_requests_left_open"] == 0
     assert "cases_tried" in done.output and "faults.json" in done.output

@@ -170,6 +170,7 @@ def _naive(messages: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _cli(args: list[str], tmp: Path) -> dict[str, Any]:
     base = ["--data", str(FIXTURES), "--out", str(tmp), "--cache-dir", str(tmp / "cache")]
+    base.append("--yes")
     result = CliRunner().invoke(arena, [*args, *base])
     assert result.exit_code == 0, result.output
     return json.loads((tmp / "arena_report.json").read_text())
@@ -278,7 +279,7 @@ def test_arena_llm_agent_each_memory_writes_and_reads_through_litellm(tmp_path: 
     memory = ScriptedModel.policy("comparison-arena-memory", memory_policy)
     embedded = emb.CALLS["hash-256"]
     try:
-        argv = ["--config", "bundled_shopping", "--task-id", "0", "--agent", "llm"]
+        argv = ["--config", "bundled_shopping", "--task-id", "0", "--agent", "llm", "--yes"]
         argv += ["--model", agent.model, "--memory-model", memory.model]
         argv += ["--strategy", ",".join(COMPARED), "--data", str(FIXTURES)]
         argv += ["--product-db", str(FIXTURES / "product_db"), "--out", str(tmp_path)]

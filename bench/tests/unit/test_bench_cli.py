@@ -91,7 +91,7 @@ def test_a_bad_model_fails_the_arena_run_in_one_line(tmp_path, args, code, said)
     result = CliRunner().invoke(
         main,
         ["bench", "arena", "--config", "formal_reasoning_phys", "--data", str(FIXTURES),
-         "--out", str(tmp_path), *args],
+         "--out", str(tmp_path), "--yes", *args],
     )  # fmt: skip
     assert result.exit_code == code, result.output
     assert said in result.output and "Traceback" not in result.output

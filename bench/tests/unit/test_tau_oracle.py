@@ -148,6 +148,7 @@ def test_cli_llm_agent_and_llm_user_go_through_litellm(data: TauData, tmp_path) 
         args = ["--domain", "mock", "--task-id", "update_task_1", "--agent", "llm"]
         args += ["--model", model.model, "--strategy", "full,bm25,summary", "--trials", "2"]
         argv = [*args, "--data", str(data.root), "--out", str(tmp_path), "--temperature", "0"]
+        argv.append("--yes")
         result = CliRunner().invoke(tau, argv)
         assert result.exit_code == 0, result.output
     finally:

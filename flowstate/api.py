@@ -33,8 +33,8 @@ from flowstate.safety.redaction import Redactor
 from flowstate.safety.retention import RetentionPolicy, apply_retention
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
-from flowstate.store.base import GraphCounts
 from flowstate.store.holds import OpenRequest
+from flowstate.store.reading import GraphCounts
 from flowstate.store.search import SearchHit
 
 

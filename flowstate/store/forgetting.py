@@ -14,8 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from flowstate.errors import NamespaceBusy, NotFoundError, ValidationFailed
-from flowstate.models import Category
+from flowstate.errors import NamespaceBusy, NotFoundError, UsageError, ValidationFailed
+from flowstate.models import Category, ids
 from flowstate.store import drafts
 from flowstate.store.catalog import Q
 from flowstate.store.codec import check_id, shown
@@ -44,6 +44,16 @@ class NamespaceContents(BaseModel):
             many = "s" * (len(self.interrupted) != 1)
             parts.append(f"the interrupted request{many} {', '.join(self.interrupted)}")
         return f"namespace {self.namespace!r} ({', '.join(parts)}; {self.nodes} nodes)"
+
+
+def forget(ops: Ops, record_id: str) -> Plan[GraphCounts]:
+    """Forget a request (with everything it produced) or one state, by its id; what was
+    deleted. UsageError for an id that is neither."""
+    if ids.is_request_id(record_id):
+        return (yield from forget_request(ops, record_id))
+    if ids.is_state_id(record_id):
+        return (yield from forget_state(ops, record_id))
+    raise UsageError(f"{record_id[:60]!r} is neither a request id (r3) nor a state id (r3.key)")
 
 
 def forget_request(ops: Ops, request_id: str) -> Plan[GraphCounts]:

@@ -105,6 +105,7 @@ class RepositoryMethods:
     bundles = runs(reading.bundles)
 
     # --- deleting and retention (flowstate.store.forgetting) ---------------------------------
+    forget = runs(forgetting.forget)
     forget_request = runs(forgetting.forget_request)
     forget_state = runs(forgetting.forget_state)
     whole_namespace = runs(forgetting.whole_namespace)

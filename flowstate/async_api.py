@@ -53,8 +53,8 @@ class AsyncFlowState:
         read_only: bool = False,
         settings: Neo4jSettings | None = None,
     ) -> Self:
-        """`FlowState.connect` on the async driver (same arguments, no retention: run
-        `FlowState.apply_retention` where that is wanted)."""
+        """`FlowState.connect` on the async driver (same arguments but `retention`: await
+        `fs.apply_retention(policy)` where that is wanted)."""
         wanted = connection_settings(uri, user, password, database, settings)
         store = await AsyncStore.connect(wanted)
         try:

@@ -10,7 +10,6 @@ import click
 
 from flowstate.cli.common import fails_cleanly
 from flowstate.errors import UsageError
-from flowstate.models.records import Usage
 from flowstate_bench.arena.choices import CONFIGS, SCORINGS, Scoring
 from flowstate_bench.options import (
     SharedOptions,
@@ -25,6 +24,7 @@ from flowstate_bench.strategy_names import ARENA as STRATEGIES
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from flowstate.models.records import Usage
     from flowstate.store import Store
     from flowstate_bench.arena.runner import ArenaRunner, TaskRun
 
@@ -173,6 +173,8 @@ def _ask(runner: ArenaRunner, store: Store | None, yes: bool) -> None:
         sent = sum(count_tokens(q) + 2 * count_tokens(str(a)) + 60
                    for q, a in zip(task.questions, task.answers, strict=False))  # fmt: skip
         n = len(task)
+        from flowstate.models.records import Usage
+
         return {"judge": Usage(prompt_tokens=sent, completion_tokens=5 * n, calls=n)}
 
     ask(runner, make_dry, yes, extra, {"judge": judge})

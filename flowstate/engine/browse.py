@@ -44,11 +44,22 @@ class Browse:
         vis = agent.logic.visibility(self.active, agent.index.render())
         decision = check_access(ids, vis, agent.config.limits)
         refused = [str(v) for v in decision.violations]
-        allowed = decision.states + decision.requests + decision.observations
-        report = StepReport(0)
-        if allowed:
-            refused += take_in(self.active, agent.store_command(reveal_of(allowed)), report)
-        return Opened.of(self.active, ids, refused)
+        # What was opened before is read again: a reader keeps no copy of what has been
+        # forgotten or superseded since (another process may have done either).
+        fetch = [
+            *decision.states,
+            *decision.requests,
+            *decision.observations,
+            *decision.already_open,
+        ]
+        if fetch:
+            found = agent.store_command(reveal_of(fetch))
+            refused += take_in(self.active, found, StepReport(0))
+            drop_forgotten(self.active, set(found.missing).__contains__)
+        fetched = set(fetch)
+        return Opened.of(
+            self.active, [i for i in dict.fromkeys(i.strip() for i in ids) if i in fetched], refused
+        )
 
     def forgotten(self, gone: Callable[[str], bool]) -> None:
         """Drop what was just forgotten from what this browse was shown and opened."""

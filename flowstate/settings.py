@@ -8,13 +8,34 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from flowstate.errors import UsageError
 from flowstate.local.lines import LTS_VERSION, resolve_version
 
 DEFAULT_URI = "bolt://127.0.0.1:7687"
+
+
+class EnvSettings(BaseSettings):
+    """Settings read from the environment: a value that does not parse is a UsageError that
+    names its variable (`FLOWSTATE_MCP_READ_ONLY='tru': a boolean, true or false`), not a
+    validation dump."""
+
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as e:
+            prefix = str(self.model_config.get("env_prefix", ""))
+            raise UsageError("; ".join(_named(prefix, error) for error in e.errors())) from None
+
+
+def _named(prefix: str, error: Any) -> str:
+    name = f"{prefix}{'_'.join(str(part) for part in error['loc'])}".upper()
+    given = str(error.get("input", ""))[:80]
+    return f"{name}={given!r}: {error['msg'].removeprefix('Input ').lower()}"
 
 
 def _xdg(var: str, fallback: str) -> Path:
@@ -29,7 +50,7 @@ def default_data_dir() -> Path:
     return _xdg("XDG_DATA_HOME", ".local/share") / "flowstate"
 
 
-class Neo4jSettings(BaseSettings):
+class Neo4jSettings(EnvSettings):
     """Where the database is. `neo4j://` and `neo4j+s://` URIs (clusters, Aura) work unchanged."""
 
     model_config = SettingsConfigDict(env_prefix="FLOWSTATE_NEO4J_", extra="ignore")
@@ -60,7 +81,7 @@ class Neo4jSettings(BaseSettings):
         return (self.user, self.password.get_secret_value())
 
 
-class LocalServerSettings(BaseSettings):
+class LocalServerSettings(EnvSettings):
     """The managed local Neo4j assembled from Maven Central (`flowstate neo4j ...`)."""
 
     model_config = SettingsConfigDict(env_prefix="FLOWSTATE_LOCAL_", extra="ignore")
@@ -108,7 +129,7 @@ class LocalServerSettings(BaseSettings):
         return f"http://127.0.0.1:{self.http_port}"
 
 
-class MemorySettings(BaseSettings):
+class MemorySettings(EnvSettings):
     """Deployment controls for the commands that open a namespace."""
 
     model_config = SettingsConfigDict(env_prefix="FLOWSTATE_", extra="ignore")

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
+
+from flowstate.settings import EnvSettings
 
 
-class McpSettings(BaseSettings):
+class McpSettings(EnvSettings):
     model_config = SettingsConfigDict(env_prefix="FLOWSTATE_MCP_", extra="ignore")
 
     # The namespace served; bound at start, never taken from a tool argument.

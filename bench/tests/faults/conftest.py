@@ -9,7 +9,7 @@ server run; it is always stopped at the end. A test that breaks it brings it bac
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import neo4j
@@ -59,12 +59,18 @@ def spare(_spare_boot: _Boot | None) -> LocalServer:
     return _spare_boot.server
 
 
-def spare_raw(server: LocalServer) -> Raw:
-    """Direct Cypher against the spare server, independent of flowstate.store (close .driver)."""
-    driver = neo4j.GraphDatabase.driver(
-        server.settings.bolt_uri, auth=None, notifications_min_severity="OFF"
-    )
-    return Raw(driver, "neo4j")
+@pytest.fixture
+def spare_raw(spare: LocalServer) -> Callable[[], Raw]:
+    """Direct Cypher against the spare server, independent of flowstate.store: a new driver at
+    each call, since a test may have restarted the server meanwhile (close .driver)."""
+
+    def connect() -> Raw:
+        driver = neo4j.GraphDatabase.driver(
+            spare.settings.bolt_uri, auth=None, notifications_min_severity="OFF"
+        )
+        return Raw(driver, "neo4j")
+
+    return connect
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

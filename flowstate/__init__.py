@@ -2,12 +2,12 @@
 
 import typing
 
-from flowstate import _lazy
+from flowstate import lazy
 
 __version__ = "0.1.0"
 
 # Each public name is imported when first used: `flowstate --help` and every submodule
-# import go through this package, and must not pay for the Neo4j driver (see `_lazy`).
+# import go through this package, and must not pay for the Neo4j driver (see `lazy`).
 _EXPORTS = {
     "FlowState": "flowstate.api",
     "AsyncFlowState": "flowstate.async_api",
@@ -84,7 +84,7 @@ __all__ = [
     "builtin_redactor",
 ]
 
-__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy.lazy_exports(__name__, _EXPORTS)
 
 if typing.TYPE_CHECKING:  # what the names are, for type checkers and editors
     from flowstate.api import FlowState

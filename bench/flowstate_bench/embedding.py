@@ -78,7 +78,9 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 def install() -> None:
     """Route `flowstate-embed/...` to the local provider. Safe to call repeatedly."""
-    from flowstate.llm._litellm import litellm
+    from flowstate.llm import load_litellm
+
+    litellm = load_litellm()
 
     with _install_lock:
         if any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
@@ -87,7 +89,9 @@ def install() -> None:
 
 
 def _provider() -> Any:
-    from flowstate.llm._litellm import litellm
+    from flowstate.llm import load_litellm
+
+    litellm = load_litellm()
 
     class LocalEmbedding(litellm.CustomLLM):  # type: ignore[misc,name-defined]
         """Answers `litellm.embedding` with `hash_vector`, usage counted with tiktoken."""
@@ -125,7 +129,9 @@ class Embedder:
         """One call for all `texts` (empty strings are sent as a single space)."""
         if not texts:
             return []
-        from flowstate.llm._litellm import litellm
+        from flowstate.llm import load_litellm
+
+        litellm = load_litellm()
 
         if self.model.startswith(f"{PROVIDER}/"):
             install()

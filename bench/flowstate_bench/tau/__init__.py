@@ -13,7 +13,7 @@ from a folder given explicitly (`--data DIR` or `FLOWSTATE_TAU_DATA`).
 
 import typing
 
-from flowstate import _lazy
+from flowstate import lazy
 
 # Imported on first use, as in `flowstate`: `flowstate bench tau --help` loads `tau.cli`,
 # which must not pay for the runner, the environments and the engine.
@@ -52,7 +52,7 @@ __all__ = [
     "score_task",
 ]
 
-__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy.lazy_exports(__name__, _EXPORTS)
 
 if typing.TYPE_CHECKING:
     from flowstate_bench.tau.data import DOMAINS, Action, Snapshot, Task, TauData, db_hash

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from flowstate.cli.common import fails_cleanly
+from flowstate.cli.plugins import fails_cleanly
 from flowstate.errors import UsageError
 from flowstate.models.records import Usage
 from flowstate_bench.options import (

@@ -46,7 +46,9 @@ def _systems(model: ScriptedModel) -> list[str]:
 
 
 def test_the_local_embedding_answers_litellm_embedding_deterministically() -> None:
-    from flowstate.llm._litellm import litellm
+    from flowstate.llm import load_litellm
+
+    litellm = load_litellm()
 
     emb.install()
     before = emb.CALLS["hash-64"]

@@ -176,7 +176,7 @@ def user_usage(runner: TauRunner, conv: Conversation) -> Usage:
     """What an llm user would have spent on this conversation: one call per turn and one to
     end it, each sending its system prompt and the conversation so far."""
     from flowstate.tokens import count_messages, count_tokens
-    from flowstate_bench.tau.env import make_env
+    from flowstate_bench.tau.domains import make_env
     from flowstate_bench.tau.plan import derive_plan
 
     task = next(t for t in runner.data.tasks(runner.config.domain) if t.id == conv.task_id)

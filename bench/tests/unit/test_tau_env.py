@@ -19,7 +19,8 @@ from flowstate.errors import UsageError
 from flowstate_bench.tau.airline import AirlineEnv
 from flowstate_bench.tau.arith import calculate
 from flowstate_bench.tau.data import TauData, db_hash
-from flowstate_bench.tau.env import EnvOptions, make_env
+from flowstate_bench.tau.domains import make_env
+from flowstate_bench.tau.env import EnvOptions
 from flowstate_bench.tau.retail import RetailEnv
 from flowstate_bench.tau.scoring import replay
 

@@ -12,7 +12,7 @@ from tau_players import play_user_and_agent
 from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate_bench.tau.cli import tau
 from flowstate_bench.tau.data import TauData
-from flowstate_bench.tau.env import make_env
+from flowstate_bench.tau.domains import make_env
 from flowstate_bench.tau.oracle import _keep_plans, plan_line, recall
 from flowstate_bench.tau.plan import CONFIRM, derive_plan
 from flowstate_bench.tau.report import build_report, results_table

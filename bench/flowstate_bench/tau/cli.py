@@ -118,7 +118,7 @@ def tau(
         domain=domain,
         strategies=strategies,
         model=model,
-        user=user,  # type: ignore[arg-type]
+        user=user,
         user_model=user_model,
         task_ids=ids,
         persist=persist,

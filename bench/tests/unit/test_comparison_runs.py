@@ -32,7 +32,7 @@ PLANNED = ["7", "8", "14", "17", "23"]  # airline tasks whose changes wait for a
 
 
 def _tau(data: TauData, agent: str) -> dict[str, list[Any]]:
-    config = RunConfig(domain="airline", agent=agent, strategies=BASELINES, task_ids=PLANNED)  # type: ignore[arg-type]
+    config = RunConfig(domain="airline", agent=agent, strategies=BASELINES, task_ids=PLANNED)
     out: dict[str, list[Any]] = {}
     for conv in TauRunner(config, data).run():
         out.setdefault(conv.strategy, []).append(conv)

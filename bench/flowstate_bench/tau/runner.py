@@ -229,7 +229,9 @@ class TauRunner(Harness[Conversation]):
         if unit.agent == "llm":
             assert self.config.model is not None
             return None, LiteLLMClient(self.config.model, **self.config.model_kwargs)
-        style = "flowstate" if unit.strategy in FLOWSTATE_VARIANTS else "loop"
+        style: Literal["flowstate", "loop"] = (
+            "flowstate" if unit.strategy in FLOWSTATE_VARIANTS else "loop"
+        )
         scripted = ScriptedAgent(
             self.scripted_name(unit),
             plan,

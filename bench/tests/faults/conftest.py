@@ -39,7 +39,8 @@ class _Boot:
 def _spare_boot(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[_Boot | None]:
-    if not any("spare" in item.fixturenames for item in request.session.items):
+    items = request.session.items
+    if not any(isinstance(i, pytest.Function) and "spare" in i.fixturenames for i in items):
         yield None
         return
     boot = _Boot(tmp_path_factory.mktemp("spare-neo4j"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import doctest
 import inspect
 import json
+from typing import Any
 
 import pytest
 
@@ -129,7 +130,7 @@ def test_replaying_every_task_never_changes_the_shared_snapshot(data: TauData) -
         assert db_hash(data.snapshot(domain).db) == before, domain
 
 
-MIA = {
+MIA: dict[str, Any] = {
     "user_id": "mia_li_3668",
     "origin": "JFK",
     "destination": "SEA",

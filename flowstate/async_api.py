@@ -6,14 +6,15 @@
         print((await fs.index()).text)
 
 Nothing here blocks the event loop on Neo4j: connecting, loading the index, every request's
-reads, draft saves, commits and request holds are awaited. Forgetting, retention, export
-and import are sync-only (`FlowState`), as are the CLI's memory commands.
+reads, draft saves, commits and request holds are awaited, and so are forgetting, retention,
+export and import (the same plans `FlowState` runs).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+import inspect
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Self
 
 from flowstate.api import as_tools, connection_settings, model_client
@@ -25,8 +26,10 @@ from flowstate.engine.tools import Tool
 from flowstate.llm.client import ModelClient
 from flowstate.models.views import RevealedState
 from flowstate.safety.redaction import Redactor
+from flowstate.safety.retention import RetentionPolicy, apply_retention
 from flowstate.settings import Neo4jSettings
-from flowstate.store import AsyncRepository, AsyncStore
+from flowstate.store import AsyncRepository, AsyncStore, GraphCounts
+from flowstate.store.forgetting import NamespaceContents
 
 
 class AsyncFlowState:
@@ -50,8 +53,8 @@ class AsyncFlowState:
         read_only: bool = False,
         settings: Neo4jSettings | None = None,
     ) -> Self:
-        """`FlowState.connect` on the async driver (same arguments, no retention: run
-        `FlowState.apply_retention` where that is wanted)."""
+        """`FlowState.connect` on the async driver (same arguments but `retention`: await
+        `fs.apply_retention(policy)` where that is wanted)."""
         wanted = connection_settings(uri, user, password, database, settings)
         store = await AsyncStore.connect(wanted)
         try:
@@ -99,6 +102,38 @@ class AsyncFlowState:
     async def reveal(self, ids: Sequence[str]) -> list[RevealedState]:
         """Past states with full content and their relations (type and other end's id only)."""
         return await self.repository.reveal(ids)
+
+    # --- forgetting, retention, export and import (as FlowState's, awaited) ----------------
+
+    async def forget(self, record_id: str) -> GraphCounts:
+        """`FlowState.forget`: a request (with everything it produced) or one state."""
+        return await self.repository.forget(record_id)
+
+    async def forget_all(
+        self, confirm: Callable[[NamespaceContents], object] | None = None
+    ) -> GraphCounts:
+        """`FlowState.forget_all`: the whole namespace, with the same refusals; `confirm` may
+        be `async def` (awaited) or a plain function."""
+        contents = await self.repository.whole_namespace()
+        if confirm is not None and inspect.isawaitable(answer := confirm(contents)):
+            await answer
+        return await self.repository.forget_namespace()
+
+    async def apply_retention(self, policy: RetentionPolicy) -> dict[str, dict[str, int]]:
+        """Expire what `policy` no longer keeps; the deleted counts per kind."""
+        return await self.repository.run(apply_retention(self.repository.ops, policy))
+
+    async def expiring(self, policy: RetentionPolicy) -> dict[str, int]:
+        """How many records `apply_retention(policy)` would delete now, per kind."""
+        return await self.repository.expiring(policy.cutoffs())
+
+    async def export_jsonl(self) -> Iterator[str]:
+        """The namespace as JSON Lines, newline-terminated (read whole before it returns)."""
+        return await self.repository.export_jsonl()
+
+    async def import_jsonl(self, lines: Iterable[str]) -> GraphCounts:
+        """Load an export into this empty namespace, all of it or nothing; what was created."""
+        return await self.repository.import_jsonl(lines)
 
     async def close(self) -> None:
         """Close the connection `connect` opened; a store passed in stays open."""

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from flowstate.errors import ValidationFailed
 from flowstate.store.catalog import Q
 from flowstate.store.connection import Store
-from flowstate.store.plans import Row
+from flowstate.store.plans import Plan, Read, Row
 
 MAX_HOLD_S = 86_400
 
@@ -65,7 +65,12 @@ class NamespaceSummary(BaseModel):
 
 def list_namespaces(store: Store) -> list[NamespaceSummary]:
     """Every namespace that holds anything, with its counts, in name order."""
-    return [NamespaceSummary.model_validate(row) for row in store.read(Q.NAMESPACES, {})]
+    return store.run(_namespaces())
+
+
+def _namespaces() -> Plan[list[NamespaceSummary]]:
+    rows = yield Read(Q.NAMESPACES, {})
+    return [NamespaceSummary.model_validate(row) for row in rows]
 
 
 def writer_id() -> str:

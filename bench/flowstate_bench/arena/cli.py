@@ -107,7 +107,7 @@ def arena(
     from flowstate_bench.arena.data import ArenaData
     from flowstate_bench.arena.report import build_report, write_report
     from flowstate_bench.arena.runner import ArenaRunner, RunConfig
-    from flowstate_bench.harness import Journal
+    from flowstate_bench.harness import Journal, data_fingerprint
 
     opts = SharedOptions(**shared)
     if opts.limit is not None and opts.task_ids:
@@ -127,8 +127,10 @@ def arena(
     console = Console(stderr=True)
     store = connect_store(console) if set(strategies) & set(FLOWSTATE_VARIANTS) else None
     try:
-        journal = Journal(out, "arena", config, fresh=opts.fresh)
-        runner = ArenaRunner(config, ArenaData(data), store, journal=journal)
+        arena_data = ArenaData(data)
+        rows = [arena_data.rows_path(c) for c in config.configs]
+        journal = Journal(out, "arena", config, fresh=opts.fresh, data=data_fingerprint(*rows))
+        runner = ArenaRunner(config, arena_data, store, journal=journal)
         if config.agent == "llm" or config.memory_model or config.judge_model:
             _ask(runner, store, opts.yes)
         runs = _run_with_progress(runner, console)

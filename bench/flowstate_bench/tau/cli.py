@@ -103,7 +103,7 @@ def tau(
     """
     from rich.console import Console
 
-    from flowstate_bench.harness import Journal
+    from flowstate_bench.harness import Journal, data_fingerprint
     from flowstate_bench.tau.data import TauData
     from flowstate_bench.tau.report import build_report, results_table, write_report
     from flowstate_bench.tau.runner import RunConfig, TauRunner
@@ -131,7 +131,8 @@ def tau(
     console = Console(stderr=True)
     store = connect_store(console) if set(strategies) & set(FLOWSTATE_VARIANTS) else None
     try:
-        journal = Journal(out, "tau", config, fresh=opts.fresh)
+        data_seen = data_fingerprint(tau_data.domain_dir(domain))
+        journal = Journal(out, "tau", config, fresh=opts.fresh, data=data_seen)
         runner = TauRunner(config, tau_data, store, journal=journal)
         if calls_real_model(config):
             _ask(runner, store, opts.yes)

@@ -31,6 +31,7 @@ lint: install
 	$(BIN)/ruff check flowstate tests bench
 	$(BIN)/ruff format --check flowstate tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 neo4j-stop: install
 	$(BIN)/flowstate neo4j stop

@@ -2,11 +2,11 @@
 
 import typing
 
-from flowstate import _lazy
+from flowstate import lazy
 from flowstate.version import __version__ as __version__
 
 # Each public name is imported when first used: `flowstate --help` and every submodule
-# import go through this package, and must not pay for the Neo4j driver (see `_lazy`).
+# import go through this package, and must not pay for the Neo4j driver (see `lazy`).
 _EXPORTS = {
     "FlowState": "flowstate.api",
     "AsyncFlowState": "flowstate.async_api",
@@ -83,7 +83,7 @@ __all__ = [
     "builtin_redactor",
 ]
 
-__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy.lazy_exports(__name__, _EXPORTS)
 
 if typing.TYPE_CHECKING:  # what the names are, for type checkers and editors
     from flowstate.api import FlowState

@@ -14,15 +14,32 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from flowstate.errors import UsageError
-from flowstate.local.lines import LTS_VERSION, resolve_version
 
 DEFAULT_URI = "bolt://127.0.0.1:7687"
+
+# The Neo4j versions the managed local server runs by default (flowstate.local.lines has what
+# each release line needs).
+LTS_VERSION = "5.26.30"
+# The newest 2026.x whose dependency tree resolves from Maven Central (checked with mvn).
+NEWEST_VERSION = "2026.08.1"
+# Short names accepted by `--version` / FLOWSTATE_LOCAL_NEO4J_VERSION.
+ALIASES = {
+    "lts": LTS_VERSION,
+    "5.26": LTS_VERSION,
+    "latest": NEWEST_VERSION,
+    "2026": NEWEST_VERSION,
+}
+
+
+def resolve_version(version: str) -> str:
+    """An alias (`lts`, `latest`, `2026`...) or a full version, as the full version."""
+    return ALIASES.get(version.strip().lower(), version.strip())
 
 
 class EnvSettings(BaseSettings):
     """Settings read from the environment: a value that does not parse is a UsageError that
-    names its variable (`FLOWSTATE_MCP_READ_ONLY='tru': a boolean, true or false`), not a
-    validation dump."""
+    names its variable (`FLOWSTATE_MCP_READ_ONLY='tru': should be a valid boolean, ...`), not
+    a validation dump."""
 
     def __init__(self, **values: Any) -> None:
         try:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from flowstate.cli.common import fails_cleanly
+from flowstate.cli.plugins import fails_cleanly
 from flowstate_bench.arena.cli import arena
 from flowstate_bench.faults import faults
 from flowstate_bench.tau.cli import tau

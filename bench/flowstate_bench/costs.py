@@ -18,7 +18,9 @@ def cost_usd(model: str | None, usage: Usage) -> float | None:
     """litellm's price of `usage` on `model`; None when litellm does not know the model."""
     if not model or usage.calls == 0:
         return 0.0 if usage.calls == 0 else None
-    from flowstate.llm._litellm import litellm
+    from flowstate.llm import load_litellm
+
+    litellm = load_litellm()
 
     try:
         prompt, completion = litellm.cost_per_token(

@@ -78,7 +78,9 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 def install() -> None:
     """Route `flowstate-embed/...` to the local provider. Safe to call repeatedly."""
-    from flowstate.llm._litellm import litellm
+    from flowstate.llm import load_litellm
+
+    litellm = load_litellm()
 
     with _install_lock:
         if any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
@@ -87,12 +89,15 @@ def install() -> None:
 
 
 def _provider() -> Any:
-    from flowstate.llm._litellm import litellm
+    from flowstate.llm import load_litellm
 
-    class LocalEmbedding(litellm.CustomLLM):  # type: ignore[misc,name-defined]
+    litellm = load_litellm()
+
+    # A base class of a module loaded at run time, which mypy cannot name.
+    class LocalEmbedding(litellm.CustomLLM):  # type: ignore[name-defined]
         """Answers `litellm.embedding` with `hash_vector`, usage counted with tiktoken."""
 
-        def embedding(self, model: str, input: list[Any], model_response: Any, *a: Any, **k: Any):  # type: ignore[no-untyped-def]  # noqa: A002, ANN201
+        def embedding(self, model: str, input: list[Any], model_response: Any, *a: Any, **k: Any):  # noqa: A002, ANN201
             dims = dimensions_of(model)
             texts = [str(t) for t in input]
             model_response.data = [
@@ -105,7 +110,7 @@ def _provider() -> Any:
             CALLS[model] += 1
             return model_response
 
-        async def aembedding(self, *a: Any, **k: Any):  # type: ignore[no-untyped-def]  # noqa: ANN201
+        async def aembedding(self, *a: Any, **k: Any):  # noqa: ANN201
             return self.embedding(*a, **k)
 
     return LocalEmbedding()
@@ -125,7 +130,9 @@ class Embedder:
         """One call for all `texts` (empty strings are sent as a single space)."""
         if not texts:
             return []
-        from flowstate.llm._litellm import litellm
+        from flowstate.llm import load_litellm
+
+        litellm = load_litellm()
 
         if self.model.startswith(f"{PROVIDER}/"):
             install()

@@ -6,12 +6,14 @@ The pure probes (delta rules) use the same functions the engine calls at every s
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass
 
 from flowstate.engine.index import HistoricalIndex, RenderedIndex
-from flowstate.models import AddOp, StepOutput, ids
+from flowstate.models import StepOutput, ids
 from flowstate.models.records import utcnow
+from flowstate.models.step import DeltaOp
 from flowstate.rules import Limits, Visibility, apply_delta, check_delta
 from flowstate.store import Repository, Store
 from flowstate.store.connection import ping
@@ -64,10 +66,10 @@ def reveal(repo: Repository, requests: int, shape: BundleShape, n: int, seed: in
     """Reveal K random past states (full content plus relations) anywhere in the namespace."""
     rng = random.Random(seed)
     picks = [random_state_ids(requests, shape, REVEAL_K, rng) for _ in range(n)]
-    return [timed_ms(lambda p=p: repo.reveal(p))[0] for p in picks]
+    return [timed_ms(functools.partial(repo.reveal, p))[0] for p in picks]
 
 
-def delta_ops(targets: list[str]) -> list[AddOp]:
+def delta_ops(targets: list[str]) -> list[DeltaOp]:
     """N adds, each related to two visible past states and to the previous new state."""
     ops = []
     for i in range(DELTA_OPS):
@@ -140,7 +142,7 @@ def commit_and_update(
     seq = requests + 1
     for i in range(n):
         bundle = request_bundle(repo.namespace, seq, shape, seed=seed * 10_000 + i)
-        ms, _ = timed_ms(lambda b=bundle: repo.commit(b))
+        ms, _ = timed_ms(functools.partial(repo.commit, bundle))
         commits.append(ms)
 
         def update(b=bundle) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import subprocess
 import sys
@@ -102,7 +103,7 @@ HOSTILE_CALLS = [
 def hostile_tools(store: Store, rounds: int = 1) -> dict:
     """Each round: one request (sync, then async with an async tool) calls every hostile tool,
     then the model fails; a fresh agent resumes from the draft and commits."""
-    out = {"tool_outputs": 0, "bounded_observations": 0, "false_interruptions": 0,
+    out: dict[str, Any] = {"tool_outputs": 0, "bounded_observations": 0, "false_interruptions": 0,
            "requests_resumed": 0, "problems": []}  # fmt: skip
     for i in range(rounds * 2):
         run_async = i % 2 == 1
@@ -119,12 +120,12 @@ def hostile_tools(store: Store, rounds: int = 1) -> dict:
                 if run_async:
                     asyncio.run(_arun(store.settings, repo.namespace, first, tools, "hostile"))
                 else:
-                    FlowState(store, repo.namespace).agent(first, tools).run("hostile")
+                    FlowState(store, repo.namespace).agent(first.client(), tools).run("hostile")
                 out["problems"].append("the request ended although the model failed")
             except RequestInterrupted:
                 pass
             again = ScriptedModel.sequence(f"{repo.namespace}-2", [_final()])
-            result = FlowState(store, repo.namespace).agent(again, tools).resume()
+            result = FlowState(store, repo.namespace).agent(again.client(), tools).resume()
             out["requests_resumed"] += result.outcome is Outcome.ANSWERED
             resumed = again.calls[0].messages[-1]["content"]
             out["false_interruptions"] += resumed.count("was interrupted")
@@ -146,7 +147,7 @@ async def _arun(
 ) -> None:
     """One request through the async front door (the async driver end to end)."""
     async with await AsyncFlowState.connect(namespace=namespace, settings=settings) as fs:
-        await (await fs.agent(model, tools)).arun(text)
+        await (await fs.agent(model.client(), tools)).arun(text)
 
 
 def _deep_replies() -> list[str]:
@@ -166,7 +167,7 @@ def deep_replies(store: Store) -> dict:
     """Replies nested past Python's recursion limit, deep tool arguments and an oversized
     reply: through the parser, then all of them in one request on Neo4j."""
     replies = _deep_replies()
-    out = {"replies": len(replies), "refused_with_reason": 0, "escaped": 0,
+    out: dict[str, Any] = {"replies": len(replies), "refused_with_reason": 0, "escaped": 0,
            "drafts_reloaded": 0, "problems": []}  # fmt: skip
     for text in replies:
         try:
@@ -180,10 +181,10 @@ def deep_replies(store: Store) -> dict:
     name = f"{repo.namespace}-deep"
     try:
         # one reply per step, each checked by reloading the saved draft
-        script = [*replies, _final()]
+        script: list[Any] = [*replies, _final()]
         model = ScriptedModel.sequence(name, script)
         room = AgentConfig(max_steps=len(script) + 1, max_malformed=len(script) + 1)
-        agent = FlowState(store, repo.namespace).agent(model, config=room)
+        agent = FlowState(store, repo.namespace).agent(model.client(), config=room)
 
         def reload(_active: ActiveState) -> None:
             for draft in repo.open_requests():
@@ -216,7 +217,7 @@ def dangling_at_commit(store: Store, settings: Neo4jSettings, rounds: int = 3) -
     """Each round: r2 relates to and cites r1's states; a second connection forgets one of
     them (state, retention, whole request) before r2's final answer. r2 must commit at once,
     saying what it dropped."""
-    out = {"rounds": rounds, "committed": 0, "references_dropped": 0, "stuck": 0,
+    out: dict[str, Any] = {"rounds": rounds, "committed": 0, "references_dropped": 0, "stuck": 0,
            "problems": []}  # fmt: skip
     with Store.connect(settings) as second:
         for n in range(rounds):
@@ -226,11 +227,10 @@ def dangling_at_commit(store: Store, settings: Neo4jSettings, rounds: int = 3) -
             try:
                 seed = [{"delta": [_add("budget", category="constraint"),
                                    _add("city", category="constraint")], **_final()}]  # fmt: skip
-                FlowState(store, repo.namespace).agent(ScriptedModel.sequence(names[0], seed)).run(
-                    "seed"
-                )
+                seeding = ScriptedModel.sequence(names[0], seed).client()
+                FlowState(store, repo.namespace).agent(seeding).run("seed")
                 result = _dangling_request(
-                    store, repo, names[1], lambda o=other, k=n: _forget_one(o, k)
+                    store, repo, names[1], functools.partial(_forget_one, other, n)
                 )
                 out["committed"] += result.outcome is Outcome.ANSWERED
                 out["references_dropped"] += len(result.dropped)
@@ -248,7 +248,7 @@ def dangling_at_commit(store: Store, settings: Neo4jSettings, rounds: int = 3) -
 def _dangling_request(store: Store, repo: Repository, name: str, between: Callable[[], None]):  # noqa: ANN202
     relations = [{"type": "DEPENDS_ON", "target": "r1.budget"},
                  {"type": "DERIVED_FROM", "target": "r1.city"}]  # fmt: skip
-    script = [
+    script: list[dict[str, Any]] = [
         {"access": ["r1.budget", "r1.city"]},
         {"delta": [_add("plan", relations=relations)],
          "action": {**_call("book", hotel="Casa Azul"), "cites": ["r1.budget", "r1.city"]}},
@@ -267,7 +267,7 @@ def _dangling_request(store: Store, repo: Repository, name: str, between: Callab
 
     model = ScriptedModel.policy(name, policy)
     agent = FlowState(store, repo.namespace).agent(
-        model, [Tool.from_function(book, consequential=True)], approve=lambda _a: True
+        model.client(), [Tool.from_function(book, consequential=True)], approve=lambda _a: True
     )
     return agent.run("book within budget")
 
@@ -275,8 +275,8 @@ def _dangling_request(store: Store, repo: Repository, name: str, between: Callab
 def crash_at_final_commit(store: Store, settings: Neo4jSettings, rounds: int = 1) -> dict:
     """Each round: a child process answers and dies (os._exit) as its final commit starts;
     resume() here must commit that answer without a model call."""
-    out = {"rounds": rounds, "resumed_without_model_call": 0, "model_calls_repeated": 0,
-           "problems": []}  # fmt: skip
+    out: dict[str, Any] = {"rounds": rounds, "resumed_without_model_call": 0,
+                           "model_calls_repeated": 0, "problems": []}  # fmt: skip
     for n in range(rounds):
         repo = Repository(store, _namespace("crash"))
         name = f"{repo.namespace}-resume"
@@ -291,7 +291,7 @@ def crash_at_final_commit(store: Store, settings: Neo4jSettings, rounds: int = 1
                                        f"{done.stderr[-300:]}")  # fmt: skip
                 continue
             model = ScriptedModel.sequence(name, [])  # any call fails
-            result = FlowState(store, repo.namespace).agent(model).resume()
+            result = FlowState(store, repo.namespace).agent(model.client()).resume()
             out["model_calls_repeated"] += len(model.calls)
             states = [s.id for s in repo.bundles()[0].states]
             if result.answer == "kept" and states == ["r1.before", "r1.last"] and not model.calls:
@@ -336,7 +336,7 @@ def _crashing_child(uri: str, namespace: str) -> None:
     # The commit plan, which the agent runs (whichever shell): the process dies as it starts.
     Ops.commit = lambda self, bundle, **lease: os._exit(_WORKER_EXIT)  # type: ignore[method-assign]
     fs = FlowState.connect(settings=Neo4jSettings(uri=uri), namespace=namespace)
-    fs.agent(model, [lookup]).run("plan Porto")
+    fs.agent(model.client(), [lookup]).run("plan Porto")
     sys.exit("the request should not have reached its commit")
 
 

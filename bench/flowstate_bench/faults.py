@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from flowstate.cli.common import fails_cleanly
+from flowstate.cli.plugins import fails_cleanly
 
 
 def totals(report: dict) -> dict:

@@ -50,17 +50,27 @@ class Unit:
 
 
 class RunSettings(Protocol):
-    """What the skeleton reads of a harness's run config."""
+    """What the skeleton reads of a harness's run config (read-only: a config may be frozen,
+    and may narrow a field, e.g. `agent` to the harness's own literals)."""
 
-    strategies: list[str]
-    trials: int
-    agent: str
-    model: str | None
-    memory_model: str | None
-    keep_memory: bool
-    model_kwargs: dict[str, Any]
-    task_ids: list[str] | None
-    limit: int | None
+    @property
+    def strategies(self) -> list[str]: ...
+    @property
+    def trials(self) -> int: ...
+    @property
+    def agent(self) -> str: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def memory_model(self) -> str | None: ...
+    @property
+    def keep_memory(self) -> bool: ...
+    @property
+    def model_kwargs(self) -> dict[str, Any]: ...
+    @property
+    def task_ids(self) -> list[str] | None: ...
+    @property
+    def limit(self) -> int | None: ...
 
     def model_dump(self, *, mode: str = ...) -> dict[str, Any]: ...
 
@@ -294,7 +304,7 @@ class Harness(Generic[R]):
         if record is None:
             return None
         try:
-            return self._adapter.validate_python(record)  # type: ignore[no-any-return]
+            return self._adapter.validate_python(record)
         except ValidationError:
             return None
 

@@ -113,6 +113,9 @@ def _engine(
             def built(done: int, total: int, task=build) -> None:
                 progress.update(task, completed=done, total=total)
 
+            def measured(done: int, task=runs) -> None:
+                progress.update(task, completed=done)
+
             minutes = plan.build_minutes
             figures = engine_suite.measure_size(
                 store,
@@ -122,7 +125,7 @@ def _engine(
                 plan.shape,
                 say=say,
                 build_progress=built,
-                run_done=lambda r, task=runs: progress.update(task, completed=r),
+                run_done=measured,
                 prefix=plan.prefix,
                 deadline=None if minutes is None else time.monotonic() + minutes * 60,
             )

@@ -104,7 +104,7 @@ def _token(code: str, n: int, rng: random.Random) -> str:
 
 
 def _facts(seq: int, pairs: list[tuple[str, str]], rng: random.Random) -> tuple[Fact, ...]:
-    out = []
+    out: list[Fact] = []
     for service, attr in pairs:
         words, code = ATTRIBUTES[attr]
         key = f"{attr}_{service.replace('-', '_')}"

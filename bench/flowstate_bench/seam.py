@@ -69,9 +69,12 @@ class MemoryStrategy(Protocol):
     `usage` and `extra_calls` count the memory's own model calls (zero for pure retrieval).
     """
 
-    name: str
-    usage: Usage
-    extra_calls: int
+    @property
+    def name(self) -> str: ...
+    @property
+    def usage(self) -> Usage: ...
+    @property
+    def extra_calls(self) -> int: ...
 
     def add(self, chunk: str) -> None: ...
 

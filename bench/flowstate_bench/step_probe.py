@@ -16,12 +16,14 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
+
+from pydantic import BaseModel
 
 from flowstate.engine.agent import Agent, AgentConfig
 from flowstate.engine.index import HistoricalIndex, RenderedIndex
 from flowstate.engine.transcript import Transcript
-from flowstate.llm.client import Completion
+from flowstate.llm.client import Completion, TextFormat
 from flowstate.models import StepOutput, Usage
 from flowstate.models.views import IndexState
 from flowstate.store import Repository
@@ -29,6 +31,7 @@ from flowstate.store import Repository
 STEPS = 8  # per request: 7 measured gaps (the last step answers and commits)
 OPS = 10  # delta operations per step
 ACCESS = 8  # past states revealed per step (the default limit K)
+T = TypeVar("T", bound=BaseModel)
 THINK_MS = 40.0  # the model double's latency: a real model's is far longer, never shorter
 # After step 1 (which opens a request): even steps reveal 8 states, odd ones nothing.
 REVEALING = frozenset(range(2, STEPS, 2))
@@ -47,14 +50,19 @@ class TimingClient:
     def reset(self, plan: list[StepOutput]) -> None:
         self.plan, self.entered, self.left = list(plan), [], []
 
-    def complete(self, messages: list[dict[str, Any]], schema: type) -> Completion:
+    def complete(
+        self, messages: list[dict[str, Any]], schema: type[T] | TextFormat[T]
+    ) -> Completion[T]:
         self.entered.append(time.perf_counter())
         out = self.plan.pop(0)
         time.sleep(self.think_ms / 1e3)
         self.left.append(time.perf_counter())
-        return Completion("", out, Usage(calls=1))
+        # The engine asks this double for steps only, so the reply is of the schema asked.
+        return Completion("", cast(T, out), Usage(calls=1))
 
-    async def acomplete(self, messages: list[dict[str, Any]], schema: type) -> Completion:
+    async def acomplete(
+        self, messages: list[dict[str, Any]], schema: type[T] | TextFormat[T]
+    ) -> Completion[T]:
         return self.complete(messages, schema)
 
     def gaps_ms(self) -> list[float]:

@@ -114,7 +114,8 @@ Strategy = Callable[[Sequence[Turn]], list[Prompted]]
 
 
 def full_context(turns: Sequence[Turn]) -> list[Prompted]:
-    system, out, history = system_prompt(), [], []
+    system, out = system_prompt(), []
+    history: list[Message] = []
     for turn in turns:
         out.append(Prompted.of(two_calls(list(history), turn, system)))
         history += turn_messages(turn)
@@ -162,7 +163,8 @@ def _summarise(lines: list[str], turn: Turn, budget: int) -> list[str]:
 
 
 def rolling_summary(turns: Sequence[Turn], budget: int = SUMMARY_BUDGET_TOKENS) -> list[Prompted]:
-    system, out, lines = system_prompt(), [], []
+    system, out = system_prompt(), []
+    lines: list[str] = []
     for turn in turns:
         state = "Working state:\n" + ("\n".join(lines) or "(empty)")
         prompts = two_calls([{"role": "user", "content": state}], turn, system)

@@ -272,7 +272,7 @@ def scale_targets(
         goal = f"{what} at 1M states within {SCALE_RATIO}x of 10k (p50, same run)"
         if scaled is None:
             there = ""
-            if partial:
+            if partial and big:
                 f = partial[name]
                 there = (f"; at the {big['states']:,} states reached: {f['ratio']:.2f}x "
                          f"({f['reached_ms']} ms; {f['10k_ms']} ms at 10k)")  # fmt: skip

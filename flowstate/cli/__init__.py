@@ -2,7 +2,7 @@
 
 The root group lives in `flowstate.cli.app`; this package imports nothing eagerly so that
 command families of other distributions (`flowstate_bench.cli`, plugged in through the
-`flowstate.commands` entry point) can use `flowstate.cli.common`.
+`flowstate.commands` entry point) can use `flowstate.cli.plugins`.
 
 Start-up time: a command module declares its command with click alone, and imports the
 library (pydantic models, the engine, the Neo4j driver, litellm) inside the function that

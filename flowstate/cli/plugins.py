@@ -1,6 +1,9 @@
 """Command families from other distributions, found through the `flowstate.commands` entry
 point group. The benchmarks live in `flowstate-memory-bench`; without it, `flowstate bench` says how
-to install it instead of failing with "no such command"."""
+to install it instead of failing with "no such command".
+
+A plugin's commands wrap themselves in `fails_cleanly`, as the built-in ones do, for the same
+error messages and exit codes."""
 
 from __future__ import annotations
 
@@ -9,6 +12,10 @@ import os
 import sys
 
 import click
+
+from flowstate.cli.common import fails_cleanly
+
+__all__ = ["GROUP", "INSTALL_HINTS", "entry_points", "fails_cleanly", "plugin_commands"]
 
 GROUP = "flowstate.commands"
 INSTALL_HINTS = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 import click
 
@@ -12,7 +12,7 @@ from flowstate.errors import UsageError
 
 if TYPE_CHECKING:
     from flowstate.models.records import ActionDecision, Observation, Request
-    from flowstate.models.views import RevealedState
+    from flowstate.models.views import Direction, RevealedState
     from flowstate.store import Repository
 
 
@@ -84,11 +84,20 @@ def state_text(revealed: RevealedState) -> str:
         f"  from request {state.request_id}, created {state.created_at:%Y-%m-%d %H:%M}",
         f"  content: {state.content}",
     ]
-    lines += [
-        f"  {r.type} {'->' if r.direction.value == 'out' else '<-'} {r.other}"
-        for r in revealed.relations
-    ]
+    lines += [f"  {r.type} {_arrow(r.direction)} {r.other}" for r in revealed.relations]
     return "\n".join(lines)
+
+
+def _arrow(direction: Direction) -> str:
+    from flowstate.models.views import Direction
+
+    match direction:
+        case Direction.OUT:
+            return "->"
+        case Direction.IN:
+            return "<-"
+        case _:
+            assert_never(direction)
 
 
 def observation_text(obs: Observation) -> str:

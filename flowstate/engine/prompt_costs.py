@@ -16,7 +16,7 @@ schema and tool definitions first (providers put them ahead of the messages).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from flowstate.engine.prompt import STEP, Prompt
@@ -47,8 +47,9 @@ def call_parts(prompt: Prompt, sent: Sent, model: str | None = None) -> dict[str
     return tokens
 
 
-def fixed_price(parts: dict[str, int]) -> int:
-    """What a call costs whatever the memory and the request hold."""
+def fixed_price(parts: Mapping[str, float]) -> float:
+    """What a call costs whatever the memory and the request hold (of one call's parts, or
+    of their means over many)."""
     return sum(parts.get(p, 0) for p in FIXED)
 
 

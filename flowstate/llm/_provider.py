@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 from flowstate.llm._litellm import litellm
-from flowstate.llm.scripted import PROVIDER, Message, ScriptError, lookup
+from flowstate.llm.registry import PROVIDER, Message, ScriptError, lookup
 from flowstate.tokens import count_request, count_tokens
 
 # Through the module object, never `from litellm import ...`: import sorting would hoist that

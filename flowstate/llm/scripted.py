@@ -16,18 +16,29 @@ import json
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
 from flowstate.errors import UsageError
+from flowstate.llm.client import JSON_INSTRUCTION, LiteLLMClient
+from flowstate.llm.registry import PROVIDER, Message, ScriptError, add, registered, unregister
 
-if TYPE_CHECKING:
-    from flowstate.llm.client import LiteLLMClient
+__all__ = [
+    "PROVIDER",
+    "Message",
+    "Output",
+    "ScriptError",
+    "ScriptedCall",
+    "ScriptedFailure",
+    "ScriptedModel",
+    "install_provider",
+    "register",
+    "registered",
+    "render",
+    "unregister",
+]
 
-PROVIDER = "flowstate-scripted"
-
-Message = dict[str, Any]
 Output = str | dict[str, Any] | BaseModel
 
 
@@ -49,14 +60,6 @@ class ScriptedCall:
     messages: list[Message]
     response_format: dict[str, Any] | None
     reply: str | None
-
-
-class ScriptError(Exception):
-    """A script cannot answer; `status` is how the provider reports it to litellm."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass(eq=False)
@@ -115,8 +118,6 @@ class ScriptedModel:
         schema as `response_format` (like a provider with structured output) instead of
         adding it to the prompt; token counts are then those of the engine's own messages.
         """
-        from flowstate.llm.client import LiteLLMClient
-
         kwargs.setdefault("structured", True)
         return LiteLLMClient(self.model, **kwargs)
 
@@ -197,23 +198,16 @@ def _as_step(output: Output) -> Any:
 
 
 def _asks_for_json(messages: list[Message]) -> bool:
-    from flowstate.llm.client import JSON_INSTRUCTION
-
     return any(JSON_INSTRUCTION in str(m.get("content", "")) for m in messages)
 
 
-# --- the registry: many named scripts at once --------------------------------------------
-
-_registry: dict[str, ScriptedModel] = {}
-_registry_lock = threading.Lock()
+# --- the registry: many named scripts at once (flowstate.llm.registry) -------------------
 
 
 def register(model: ScriptedModel) -> ScriptedModel:
     """Serve `model` under its name; UsageError when another script already has that name
     (registering the same one again does nothing)."""
-    with _registry_lock:
-        held = _registry.setdefault(model.name, model)
-    if held is not model:
+    if not add(model):
         raise UsageError(
             f"a scripted model named {model.name!r} is already registered; pick another name "
             "or unregister it first"
@@ -222,31 +216,9 @@ def register(model: ScriptedModel) -> ScriptedModel:
     return model
 
 
-def unregister(name: str, model: ScriptedModel | None = None) -> None:
-    """Stop serving the script of that name (only if it is `model`, when given)."""
-    with _registry_lock:
-        if model is None or _registry.get(name) is model:
-            _registry.pop(name, None)
-
-
-def registered() -> list[str]:
-    """The names of the scripts served now."""
-    with _registry_lock:
-        return sorted(_registry)
-
-
-def lookup(name: str) -> ScriptedModel:
-    with _registry_lock:
-        model = _registry.get(name)
-        known = ", ".join(sorted(_registry)) or "none"
-    if model is None:
-        raise ScriptError(404, f"no scripted model named {name!r} (registered: {known})")
-    return model
-
-
 def install_provider() -> None:
     """Make litellm route `flowstate-scripted/...` to the registry. Safe to call repeatedly."""
-    from flowstate.llm._provider import install
+    from flowstate.llm._provider import install  # imports litellm: only when a script is made
 
     install()
 

@@ -12,17 +12,7 @@ import re
 from dataclasses import dataclass
 
 from flowstate.errors import LocalServerError
-
-LTS_VERSION = "5.26.30"
-# The newest 2026.x whose dependency tree resolves from Maven Central (checked with mvn).
-NEWEST_VERSION = "2026.08.1"
-# Short names accepted by `--version` / FLOWSTATE_LOCAL_NEO4J_VERSION.
-ALIASES = {
-    "lts": LTS_VERSION,
-    "5.26": LTS_VERSION,
-    "latest": NEWEST_VERSION,
-    "2026": NEWEST_VERSION,
-}
+from flowstate.settings import LTS_VERSION, NEWEST_VERSION
 
 # JVM flags every line gets: what `bin/neo4j` adds from its default neo4j.conf.
 _COMMON_FLAGS = (
@@ -68,11 +58,6 @@ CALENDAR = Neo4jLine(
     "2025.10+ / 2026.x", (21, 25), "org.neo4j.server.Neo4jCommunity", _CALENDAR_FLAGS
 )
 LINES = (LTS, CALENDAR_JAVA_21, CALENDAR)
-
-
-def resolve_version(version: str) -> str:
-    """An alias (`lts`, `latest`, `2026`...) or a full version, as the full version."""
-    return ALIASES.get(version.strip().lower(), version.strip())
 
 
 def line_for(version: str) -> Neo4jLine:

@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
@@ -29,7 +30,7 @@ def demo_ns(cli, namespace: str, neo4j_settings: Neo4jSettings) -> Iterator[str]
         Repository(store, namespace).forget_namespace(force=True)
 
 
-def _json(result: Result) -> object:
+def _json(result: Result) -> Any:
     return json.loads(result.stdout)
 
 

@@ -191,6 +191,7 @@ def environment(env: dict[str, str]) -> Iterator[None]:
 def command_path(words: list[str]) -> str:
     """The command path of an inline mention (`flowstate forget ID`): subcommand names only,
     checked; arguments and options are not parsed."""
+    command: click.Command
     command, path = main, ["flowstate"]
     for word in words:
         if not isinstance(command, click.Group) or word.startswith("-") or "..." in word:
@@ -513,7 +514,7 @@ def test_every_skipped_block_says_why() -> None:
 
 
 def test_every_continued_block_follows_one() -> None:
-    firsts = {}
+    firsts: dict[Path, Block] = {}
     for block in python_blocks():
         if block.marker == "continue" and block.path not in firsts:
             pytest.fail(f"{block.where}: `docs: continue` with no block before it in the file")

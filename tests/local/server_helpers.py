@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
+from typing import Any
 
 from flowstate.settings import LocalServerSettings
 
@@ -14,7 +15,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def local_settings(tmp_path: Path, **overrides: object) -> LocalServerSettings:
+def local_settings(tmp_path: Path, **overrides: Any) -> LocalServerSettings:
     """Settings for a server on free ports under tmp_path; the jar cache stays shared."""
-    values = {"data_dir": tmp_path / "data", "bolt_port": free_port(), "http_port": free_port()}
+    values: dict[str, Any] = {
+        "data_dir": tmp_path / "data",
+        "bolt_port": free_port(),
+        "http_port": free_port(),
+    }
     return LocalServerSettings(**{**values, **overrides})

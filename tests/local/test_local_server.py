@@ -45,11 +45,15 @@ def test_bolt_and_browser_answer(started: LocalServer) -> None:
     with neo4j.GraphDatabase.driver(s.bolt_uri, auth=None) as driver:
         driver.verify_connectivity()
         assert driver.execute_query("RETURN 1 AS one").records[0]["one"] == 1
-    status, body = http_get(f"{s.http_url}/browser/")
+    browser = http_get(f"{s.http_url}/browser/")
+    assert browser is not None
+    status, body = browser
     assert status == 200
     assert b"Neo4j Browser" in body
     # Browser connects where the discovery document says: our port, not the default 7687.
-    discovery = json.loads(http_get(s.http_url)[1])
+    answered = http_get(s.http_url)
+    assert answered is not None
+    discovery = json.loads(answered[1])
     assert discovery["bolt_direct"] == s.bolt_uri
 
 

@@ -58,9 +58,13 @@ def test_it_is_the_newest_version_with_auth_on(newest: LocalServer) -> None:
 
 def test_browser_is_served_and_points_at_our_bolt_port(newest: LocalServer) -> None:
     s = newest.settings
-    status, body = http_get(f"{s.http_url}/browser/")
+    browser = http_get(f"{s.http_url}/browser/")
+    assert browser is not None
+    status, body = browser
     assert status == 200 and b"Neo4j Browser" in body
-    discovery = json.loads(http_get(s.http_url)[1])
+    answered = http_get(s.http_url)
+    assert answered is not None
+    discovery = json.loads(answered[1])
     assert discovery["neo4j_version"] == NEWEST_VERSION
     assert discovery["bolt_direct"] == s.bolt_uri
 

@@ -99,7 +99,10 @@ async def in_memory_client(server: Any) -> AsyncIterator[Any]:
     try:
         from mcp import Client  # 2.x
     except ImportError:  # 1.x
-        from mcp.shared.memory import create_connected_server_and_client_session
+        # The 1.x SDK's helper, absent from the installed 2.x that mypy reads.
+        from mcp.shared.memory import (  # type: ignore[attr-defined]
+            create_connected_server_and_client_session,
+        )
 
         async with create_connected_server_and_client_session(server._mcp_server) as client:
             yield client

@@ -78,7 +78,7 @@ def test_the_async_front_door_runs_a_request_without_threads_or_the_sync_driver(
     async def scenario() -> Any:
         async with await AsyncFlowState.connect(namespace=namespace, settings=neo4j_settings) as fs:
             guarded = Tool.from_function(book, consequential=True)
-            agent = await fs.agent(model, tools=[guarded], approve=approve)
+            agent = await fs.agent(model.client(), tools=[guarded], approve=approve)
             agent.on_call = transcript = Transcript()
             with monkeypatch.context() as m:
                 m.setattr(neo4j.Driver, "execute_query", _refuse("the sync driver"))
@@ -120,7 +120,7 @@ def test_the_async_hold_is_renewed_by_a_task_and_released(
     async def scenario() -> None:
         fs = await AsyncFlowState.connect(namespace=namespace, settings=neo4j_settings)
         try:
-            agent = await fs.agent(model, tools=[slow])
+            agent = await fs.agent(model.client(), tools=[slow])
             await agent.arun("go")
             assert repo.open_requests() == []  # committed: nothing is held
             assert "flowstate-hold" not in {t.get_name() for t in asyncio.all_tasks()}
@@ -142,7 +142,7 @@ def test_an_async_agent_builds_without_io_and_loads_its_index_at_the_first_reque
 
     async def scenario() -> None:
         async with await AsyncFlowState.connect(namespace=namespace, settings=neo4j_settings) as fs:
-            await (await fs.agent(first)).arun("remember")
+            await (await fs.agent(first.client())).arun("remember")
             agent = AsyncAgent(fs.repository, second.client())  # no I/O here
             assert agent.index.requests == []
             await agent.arun("recall")

@@ -152,7 +152,7 @@ def test_a_step_cut_before_its_tool_ran_is_finished_on_resume(
 
 
 def test_a_failed_write_behind_save_keeps_the_reply_for_resume(
-    shell: str, store: Store, namespace: str, repo: Repository
+    shell: Shell, store: Store, namespace: str, repo: Repository
 ) -> None:
     """Between steps the draft is saved while the model is called (write-behind). When that
     save fails, the error is raised before the reply is acted on; resume() saves the draft
@@ -171,7 +171,7 @@ def test_a_failed_write_behind_save_keeps_the_reply_for_resume(
 
 
 def test_a_request_another_writer_discarded_meanwhile_is_not_resumed_from_memory(
-    shell: str, store: Store, namespace: str, repo: Repository
+    shell: Shell, store: Store, namespace: str, repo: Repository
 ) -> None:
     """Cut off from Neo4j, this agent keeps its request in memory; another writer discards
     it meanwhile. resume() must not bring it back."""

@@ -175,7 +175,8 @@ def test_a_second_process_runs_its_own_request_while_the_first_runs(
         with pytest.raises(UsageError, match="no interrupted request"):
             agent.resume()  # the only open request is held: nothing to resume
         time.sleep(7)  # longer than the child's 6 s hold: its renewal must keep it
-        assert repo.open_request("r1").held
+        request = repo.open_request("r1")
+        assert request is not None and request.held
     finally:
         go.touch()
         out, err = child.communicate(timeout=120)

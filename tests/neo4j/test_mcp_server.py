@@ -237,7 +237,8 @@ def test_search_hits_count_as_shown_and_nothing_else_opens(store: Store, repo: R
         await ok(client, "memory_search", query="passport", request_id=rid)
         inside = await ok(client, "memory_reveal", request_id=rid, ids=["r1.passport"])
         assert inside["states"][0]["id"] == "r1.passport"
-        assert "r1.passport" in repo.open_request(rid).payload  # the hit is kept with the request
+        kept = repo.open_request(rid)
+        assert kept is not None and "r1.passport" in kept.payload  # the hit is kept with it
         await ok(client, "memory_discard", request_id=rid)
         empty = await ok(client, "memory_search", query="zeppelin")
         assert empty["hits"] == []
@@ -470,17 +471,23 @@ def test_a_draft_of_a_live_writer_is_never_expired_and_its_holder_is_named(
     memory.close()
 
 
+def _held(repo: Repository, request_id: str) -> bool:
+    request = repo.open_request(request_id)
+    assert request is not None
+    return request.held
+
+
 def test_a_dropped_session_lets_its_request_go(repo: Repository) -> None:
     import gc
     import time
 
     session = Session.start(repo, "dropped")
     rid = session.request_id
-    assert repo.open_request(rid).held
+    assert _held(repo, rid)
     del session
     gc.collect()
     deadline = time.monotonic() + 10
-    while repo.open_request(rid).held:
+    while _held(repo, rid):
         assert time.monotonic() < deadline, "the request is still held"
         time.sleep(0.1)
     resumed = Session.resume(repo, rid)  # another writer can go on at once

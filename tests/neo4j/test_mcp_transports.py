@@ -148,7 +148,8 @@ async def _http_client(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
     except ImportError:  # 1.x
-        from mcp.client.streamable_http import streamablehttp_client
+        # The 1.x SDK's name, absent from the installed 2.x that mypy reads.
+        from mcp.client.streamable_http import streamablehttp_client  # type: ignore[attr-defined]
 
         async with streamablehttp_client(url, headers=headers) as streams:
             yield streams

@@ -153,7 +153,12 @@ def test_guarded_calls_are_recorded_with_their_cited_states(
         ],
         tools=[Tool.from_function(pay, consequential=True)],
     )
-    agent.approve = lambda asked: decisions.append(asked) or True
+
+    def approve(asked: Approval) -> bool:
+        decisions.append(asked)
+        return True
+
+    agent.approve = approve
     agent.run("pay the current price")
     assert "pay: cited states are stale: r1.price (SUPERSEDED by r2.price)" in user_prompt(model, 2)
     assert booked == ["90"]

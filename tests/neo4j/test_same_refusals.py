@@ -95,6 +95,7 @@ def test_a_past_state_is_never_updated_by_a_host(store: Store, repo: Repository)
 
     async def script(client: Any) -> str:
         begun = await call(client, "memory_begin", text="change the budget")
+        assert begun.data is not None
         rid = begun.data["request_id"]
         done = await call(client, "memory_record", request_id=rid, delta=[update])
         await call(client, "memory_record", request_id=rid, delta=[add("fine")])

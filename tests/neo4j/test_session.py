@@ -153,7 +153,9 @@ def test_a_discarded_session_refuses_every_further_call(store: Store, repo: Repo
     Session.start(repo, "the next writer").discard()  # the lease is free, not taken again
 
 
-def test_a_database_failure_applies_nothing_of_the_call(store: Store, repo: Repository) -> None:
+def test_a_database_failure_applies_nothing_of_the_call(
+    store: Store, repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An error means the call left no trace: the host sends it again, unchanged."""
     session = Session.start(repo, "record through an outage")
     ops = session._agent.repo.ops
@@ -165,7 +167,7 @@ def test_a_database_failure_applies_nothing_of_the_call(store: Store, repo: Repo
             raise StoreUnavailable("Neo4j went away")
         return real_save(request_id, payload, **lease)
 
-    ops.save_draft = failing
+    monkeypatch.setattr(ops, "save_draft", failing)
     before = session.active.model_copy(deep=True)
     with pytest.raises(StoreUnavailable):
         session.record([BUDGET])
@@ -181,7 +183,7 @@ def test_a_database_failure_applies_nothing_of_the_call(store: Store, repo: Repo
 
 
 def test_a_commit_cut_by_a_stop_is_finished_on_pick_up_and_its_retry_succeeds(
-    store: Store, repo: Repository
+    store: Store, repo: Repository, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     session = Session.start(repo, "commit, then the process stops")
     session.record([BUDGET])
@@ -190,11 +192,11 @@ def test_a_commit_cut_by_a_stop_is_finished_on_pick_up_and_its_retry_succeeds(
     def stopped(bundle: Any, **lease: Any) -> Any:
         raise StoreUnavailable("the process stopped during the commit")
 
-    ops.commit = stopped
+    monkeypatch.setattr(ops, "commit", stopped)
     with pytest.raises(StoreUnavailable):
         session.commit("noted", "Budget set")
     session.__exit__(None, None, None)  # the process is gone: its lease goes with it
-    del ops.commit  # back to the real plan
+    monkeypatch.undo()  # back to the real plan
     picked = Session.resume(repo, "r1")
     assert picked.closed and repo.open_requests() == []
     assert picked.commit("noted", "Budget set").request_id == "r1"  # the host's retry
@@ -210,7 +212,9 @@ def test_an_answer_longer_than_a_request_is_refused(store: Store, repo: Reposito
     assert session.commit("fine").request_id == "r1"
 
 
-def test_after_a_cut_commit_only_the_commit_goes_on(store: Store, repo: Repository) -> None:
+def test_after_a_cut_commit_only_the_commit_goes_on(
+    store: Store, repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The commit failed after the request ended: a later step would commit it silently, so
     every step but the commit is refused, and the commit commits the answer given."""
     session = Session.start(repo, "commit through an outage")
@@ -224,7 +228,7 @@ def test_after_a_cut_commit_only_the_commit_goes_on(store: Store, repo: Reposito
             raise StoreUnavailable("Neo4j went away")
         return real_commit(bundle, **lease)
 
-    ops.commit = failing
+    monkeypatch.setattr(ops, "commit", failing)
     with pytest.raises(StoreUnavailable):
         session.commit("answer one", "first")
     with pytest.raises(UsageError, match="r1 has ended; its commit was cut"):

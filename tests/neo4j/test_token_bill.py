@@ -100,4 +100,5 @@ def test_counted_prompt_equals_what_reached_litellm(
         assert (parts["reply_format"] > 300) is (reply is ReplyFormat.JSON)
     # The scripted model answered in the format its prompt asked for.
     replies = [c.reply for c in model.calls]
+    assert replies[0] is not None
     assert replies[0].startswith("TOOL lookup" if reply is ReplyFormat.LINES else "{")

@@ -50,10 +50,10 @@ def test_library_wheel_holds_no_benchmark_fuzz_or_fault_module(tmp_path: Path) -
     for shipped in (o200k, cl100k, "LICENSE"):
         assert f"flowstate/_tiktoken/{shipped}" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
-    shipped = [n for n in names if n.endswith(".py")]
+    modules = [n for n in names if n.endswith(".py")]
     offenders = [
         n
-        for n in shipped
+        for n in modules
         if n.startswith(("flowstate_bench/", "flowstate_bench/"))
         or any(word in Path(n).name for word in ("fuzz", "fault", "tau", "bench"))
     ]

@@ -72,6 +72,13 @@ def _pay(active: ActiveState, cites: list[str], approve: Any = lambda _a: True) 
     return active.decisions[-1].reason
 
 
+def _refused(active: ActiveState, cites: list[str], approve: Any = lambda _a: True) -> str:
+    """The refusal `_pay` told; failing when the call may run."""
+    refusal = _pay(active, cites, approve)
+    assert refusal is not None, "expected the call to be refused"
+    return refusal
+
+
 def test_a_past_state_superseded_in_this_request_is_stale() -> None:
     active = _active(
         revealed={"r1.budget": _revealed("r1", "budget")},
@@ -93,14 +100,14 @@ def test_a_supersession_seen_from_the_newer_revealed_state_makes_the_older_stale
             "r3.budget": _revealed("r3", "budget", ("SUPERSEDES", "out", "r1.budget")),
         }
     )
-    assert "r1.budget (SUPERSEDED by r3.budget)" in _pay(active, ["r1.budget"])
+    assert "r1.budget (SUPERSEDED by r3.budget)" in _refused(active, ["r1.budget"])
 
 
 def test_a_committed_supersession_still_counts() -> None:
     active = _active(
         revealed={"r1.budget": _revealed("r1", "budget", ("SUPERSEDES", "in", "r2.b"))}
     )
-    assert "r1.budget (SUPERSEDED by r2.b)" in _pay(active, ["r1.budget"])
+    assert "r1.budget (SUPERSEDED by r2.b)" in _refused(active, ["r1.budget"])
 
 
 def test_a_state_of_this_request_superseded_by_another_of_it_is_stale() -> None:
@@ -109,7 +116,7 @@ def test_a_state_of_this_request_superseded_by_another_of_it_is_stale() -> None:
         states={"old": _state("r5", "old"), "new": _state("r5", "new")},
         relations=[Relation(type=RelationType.SUPERSEDES, source="r5.new", target="r5.old")],
     )
-    assert "r5.old (SUPERSEDED by r5.new)" in _pay(active, ["r5.new", "r5.old"])
+    assert "r5.old (SUPERSEDED by r5.new)" in _refused(active, ["r5.new", "r5.old"])
     assert superseded(active) == {"r5.old": {"r5.new"}}
 
 
@@ -142,7 +149,7 @@ def test_an_approver_that_raises_denies_and_the_request_goes_on() -> None:
         raise RuntimeError("approval service down " + "x" * 5_000)
 
     active = _active(states={"plan": _state("r5", "plan")})
-    refusal = _pay(active, ["r5.plan"], broken)
+    refusal = _refused(active, ["r5.plan"], broken)
     assert refusal.startswith("pay: the approver failed (RuntimeError: approval service down x")
     assert refusal.endswith("xxx); denied") and "characters cut]" in refusal
     assert len(refusal) < 1_100  # bounded, the verdict kept

@@ -80,7 +80,7 @@ def make_state(key: str, request: str = RID, **fields: object) -> StateNode:
         "updated_at": EARLIER,
     }
     values.update(fields)
-    return StateNode(**values)  # type: ignore[arg-type]
+    return StateNode(**values)
 
 
 def own_states(*keys: str) -> dict[str, StateNode]:
@@ -405,7 +405,10 @@ def test_visible_relation_targets_are_accepted(target: str, resolved: str) -> No
 
 
 def test_relation_to_a_key_removed_in_the_same_delta() -> None:
-    delta = [add("room", relations=[(RelationType.DEPENDS_ON, "flight")]), remove("flight")]
+    delta: list[Op] = [
+        add("room", relations=[(RelationType.DEPENDS_ON, "flight")]),
+        remove("flight"),
+    ]
     v = _only(_rejected(delta))
     assert (v.where, v.rule, v.message) == (
         "delta[0] add room",
@@ -532,7 +535,10 @@ def test_remove_by_full_id_frees_the_key() -> None:
     assert states["flight"].summary == "again"
     v = _only(_rejected([remove("r5.flight"), update("flight", summary="x")]))
     assert (v.where, v.rule) == ("delta[1] update flight", "unknown_key")
-    delta = [remove("r5.flight"), add("room", relations=[(RelationType.DEPENDS_ON, "flight")])]
+    delta: list[Op] = [
+        remove("r5.flight"),
+        add("room", relations=[(RelationType.DEPENDS_ON, "flight")]),
+    ]
     v = _only(_rejected(delta))
     assert (v.where, v.rule) == ("delta[1] add room", "unknown_target")
 
@@ -556,7 +562,7 @@ def test_one_bad_op_rejects_the_whole_delta() -> None:
 
 
 def test_every_violation_is_listed_in_op_order() -> None:
-    delta = [
+    delta: list[Op] = [
         add("o1"),
         update("ghost", summary="x"),
         add("room", relations=[(RelationType.DEPENDS_ON, "r3.secret")]),
@@ -576,7 +582,7 @@ def test_every_violation_is_listed_in_op_order() -> None:
 
 
 def test_check_delta_is_pure() -> None:
-    delta = [add("room"), remove("flight")]
+    delta: list[Op] = [add("room"), remove("flight")]
     vis = make_vis()
     first = check_delta(delta, vis, LIMITS, MappingProxyType(dict(EXISTING)))
     assert first == check_delta(delta, vis, LIMITS, MappingProxyType(dict(EXISTING))) == []
@@ -683,7 +689,7 @@ def test_remove_drops_the_state_its_relations_and_its_evidence() -> None:
 def test_remove_then_readd_the_same_key() -> None:
     relations = [Relation(type=RelationType.DEPENDS_ON, source="r5.flight", target="r3.hotel")]
     evidence = [Evidence(state="r5.flight", observation="r5.o1")]
-    delta = [
+    delta: list[Op] = [
         remove("flight"),
         add(
             "flight", category=Category.ARTIFACT, summary="again", content="new", evidence=["r5.o2"]

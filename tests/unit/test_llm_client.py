@@ -356,9 +356,12 @@ def test_tool_definitions_passed_as_litellm_arguments_are_counted(
     city = {"type": "object", "properties": {"city": {"type": "string"}}}
     tools = [{"type": "function", "function": {"name": "lookup", "parameters": city}}]
     reached: list[dict[str, Any]] = []
-    monkeypatch.setattr(
-        litellm, "completion", lambda **kw: reached.append(kw) or _fake_response(json.dumps(FINAL))
-    )
+
+    def completion(**kw: Any) -> Any:
+        reached.append(kw)
+        return _fake_response(json.dumps(FINAL))
+
+    monkeypatch.setattr(litellm, "completion", completion)
     done = LiteLLMClient("gpt-4", structured=True, tools=tools).complete(ASK, StepOutput)
     assert reached[0]["tools"] == tools
     schema = json.dumps(response_format(StepOutput), separators=(",", ":"))

@@ -29,18 +29,18 @@ def test_a_reply_deeper_than_the_recursion_limit_is_refused(
 ) -> None:
     parsed = parse_step(_call_with(_nested(depth, open_, close)), StepOutput)
     assert parsed.value is None
-    assert f"nests more than {MAX_REPLY_DEPTH} levels" in parsed.error
+    assert parsed.error is not None and f"nests more than {MAX_REPLY_DEPTH} levels" in parsed.error
 
 
 def test_an_unclosed_deep_reply_is_refused_too() -> None:
     parsed = parse_step("{" + '"a": [' * 50_000, StepOutput)
-    assert parsed.value is None and "nests more than" in parsed.error
+    assert parsed.value is None and parsed.error is not None and "nests more than" in parsed.error
 
 
 @pytest.mark.parametrize("depth", [200, 230, 260])
 def test_deep_tool_arguments_are_refused_not_saved(depth: int) -> None:
     parsed = parse_step(_call_with(_nested(depth)), StepOutput)
-    assert parsed.value is None and "nests more than" in parsed.error
+    assert parsed.value is None and parsed.error is not None and "nests more than" in parsed.error
 
 
 def test_tool_arguments_have_their_own_depth_bound() -> None:
@@ -56,6 +56,7 @@ def test_tool_arguments_have_their_own_depth_bound() -> None:
 
 def test_accepted_arguments_survive_a_draft_round_trip() -> None:
     parsed = parse_step(_call_with(_nested(MAX_ARGUMENT_DEPTH - 1, '{"k":', "}")), StepOutput)
+    assert parsed.value is not None
     active = ActiveState(
         namespace="ns", request_id="r1", seq=1, text="t", pending_call=parsed.value.action
     )
@@ -65,6 +66,7 @@ def test_accepted_arguments_survive_a_draft_round_trip() -> None:
 
 def test_large_tool_arguments_are_refused() -> None:
     parsed = parse_step(_call_with(json.dumps("y" * MAX_ARGUMENT_CHARS)), StepOutput)
+    assert parsed.error is not None
     assert parsed.error.startswith("action.arguments: ")
     assert parsed.error.endswith(f"characters as JSON; at most {MAX_ARGUMENT_CHARS:,}")
 
@@ -80,5 +82,5 @@ def test_an_oversized_reply_is_refused_before_parsing() -> None:
 def test_a_huge_unknown_key_is_named_not_repeated() -> None:
     key = "k" * 400_000  # a 1 MB one is refused for its size
     parsed = parse_step(json.dumps({key: 1, "action": None}), StepOutput)
-    assert parsed.value is None
+    assert parsed.value is None and parsed.error is not None
     assert len(parsed.error) < 200 and "(400,000 characters): unknown field" in parsed.error

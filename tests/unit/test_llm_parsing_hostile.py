@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from flowstate.llm.parsing import parse_step
-from flowstate.models import StepOutput
+from flowstate.models import FinalAnswer, StepOutput
 
 REFUSED = [
     ('{"access": ["r1.a", "\\ud800"]}', "access[1]"),
@@ -34,7 +34,8 @@ def test_lone_surrogates_are_refused_with_their_path(text: str, where: str) -> N
 
 def test_escaped_pairs_are_fine() -> None:
     parsed = parse_step('{"action": {"type": "final", "answer": "\\ud83d\\ude00"}}', StepOutput)
-    assert parsed.value is not None and parsed.value.action.answer == "\U0001f600"
+    assert parsed.value is not None and isinstance(parsed.value.action, FinalAnswer)
+    assert parsed.value.action.answer == "\U0001f600"
 
 
 @pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e999"])

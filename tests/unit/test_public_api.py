@@ -32,12 +32,12 @@ def test_every_public_name_is_imported_lazily_from_where_it_lives() -> None:
     import doctest
     import importlib
 
-    from flowstate import _lazy
+    from flowstate import lazy
 
     assert sorted(flowstate._EXPORTS) == flowstate.__all__
     for name, module in flowstate._EXPORTS.items():
         assert getattr(flowstate, name) is getattr(importlib.import_module(module), name)
-    result = doctest.testmod(_lazy)
+    result = doctest.testmod(lazy)
     assert result.attempted > 0 and result.failed == 0
     assert set(dir(flowstate)) >= set(flowstate.__all__)
 

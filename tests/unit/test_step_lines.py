@@ -125,7 +125,7 @@ _KEY = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
 _LINE = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), max_size=40).map(
     str.strip
 )
-_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
+_TEXT = st.text(st.characters(blacklist_categories=["Cs"]), max_size=200)
 _ANSWER = _TEXT.map(str.strip).filter(lambda t: t and not t.endswith("```"))
 _JSONABLE = st.recursive(
     st.none() | st.booleans() | st.integers() | _LINE,

@@ -90,9 +90,9 @@ def test_transaction_work_is_made_afresh_for_each_attempt() -> None:
     assert next(first) == next(second) == Stmt(Q.SAVE_DRAFT, params)
     held = {"saved": False, "holder": "other", "expires": _Expires()}
     with pytest.raises(RequestHeld, match="writer other holds it until 2030-01-01"):
-        first.send([held])
+        first.send(Rows([held]))
     with pytest.raises(RequestHeld, match="it is not open"):
-        second.send([])
+        second.send(Rows())
 
 
 class _Expires:

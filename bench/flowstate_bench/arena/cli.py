@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from flowstate.cli.common import fails_cleanly
+from flowstate.cli.plugins import fails_cleanly
 from flowstate.errors import UsageError
 from flowstate_bench.arena.choices import CONFIGS, SCORINGS, Scoring
 from flowstate_bench.options import (

@@ -90,7 +90,8 @@ class ScriptedAgent:
         unregister(self.model.name)
 
     def begin(self, k: int) -> None:
-        self.k, self.done, self.good = k, 0, None
+        self.k, self.done = k, 0
+        self.good: bool | None = None  # whether the memory showed what this subtask needs
         self.accessed: set[str] = set()
         self.pending: dict[str, Any] | None = None
         if self.reader is not None:

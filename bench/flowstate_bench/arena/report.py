@@ -390,7 +390,11 @@ def plot_sr_at_k(report: dict[str, Any], out: Path) -> list[Path]:
             curve = m["sr_at_k"]
             # Equal curves are common (every strategy at 1.0 with the oracle): vary the marker,
             # its size and the dash so overlapping lines stay visible.
-            style = {"marker": "osD^v"[n % 5], "markersize": 9 - n, "linestyle": STYLES[n % 4]}
+            style: dict[str, Any] = {
+                "marker": "osD^v"[n % 5],
+                "markersize": 9 - n,
+                "linestyle": STYLES[n % 4],
+            }
             ax.plot(range(1, len(curve) + 1), curve, label=strategy, alpha=0.85, **style)
         ax.set(
             xlabel="subtask depth k",

@@ -8,10 +8,11 @@ subtask prompt; after it, the config's writer turns the session into chunks and 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,7 +20,7 @@ from flowstate.api import FlowState
 from flowstate.engine.agent import AgentConfig
 from flowstate.engine.index import DEFAULT_BUDGET_TOKENS
 from flowstate.errors import ModelError, RequestInterrupted, UsageError
-from flowstate.llm.client import LiteLLMClient, ModelClient
+from flowstate.llm.client import Completion, LiteLLMClient, ModelClient, TextFormat
 from flowstate.models.records import Usage
 from flowstate.store import Store
 from flowstate_bench import strategy_names
@@ -55,15 +56,22 @@ STRATEGIES = strategy_names.ARENA
 REPLAYABLE = (*MODEL_FREE, "embedding")
 
 
+T = TypeVar("T", bound=BaseModel)
+
+
 class _NoModel:
     """The client of the recall replay, which must never call a model."""
 
     model = "none"
 
-    def complete(self, messages: list[dict[str, Any]], schema: type) -> Any:
+    def complete(
+        self, messages: list[dict[str, Any]], schema: type[T] | TextFormat[T]
+    ) -> Completion[T]:
         raise UsageError("the recall replay runs no model")
 
-    async def acomplete(self, messages: list[dict[str, Any]], schema: type) -> Any:
+    async def acomplete(
+        self, messages: list[dict[str, Any]], schema: type[T] | TextFormat[T]
+    ) -> Completion[T]:
         raise UsageError("the recall replay runs no model")
 
 
@@ -176,7 +184,9 @@ class ArenaRunner(Harness[TaskRun]):
                 per_task = []
                 for task in self.tasks(name):
                     env = make_env(task, self.resources, lambda: NO_MODEL)
-                    per_task.append(replay(env, lambda s=strategy: self._memory(s, NO_MODEL)))
+                    per_task.append(
+                        replay(env, functools.partial(self._memory, strategy, NO_MODEL))
+                    )
                 out.setdefault(name, {})[strategy] = per_task
         return out
 
@@ -196,7 +206,9 @@ class ArenaRunner(Harness[TaskRun]):
             slot.append(LiteLLMClient(c.model, **c.model_kwargs))
         else:
             unit = Unit(task.config, strategy, trial, task.id, agent)
-            style = "flowstate" if strategy in FLOWSTATE_VARIANTS else "loop"
+            style: Literal["flowstate", "loop"] = (
+                "flowstate" if strategy in FLOWSTATE_VARIANTS else "loop"
+            )
             scripted = ScriptedAgent(
                 self.scripted_name(unit),
                 env,

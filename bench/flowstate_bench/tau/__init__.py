@@ -13,7 +13,7 @@ from a folder given explicitly (`--data DIR` or `FLOWSTATE_TAU_DATA`).
 
 import typing
 
-from flowstate import _lazy
+from flowstate import lazy
 
 # Imported on first use, as in `flowstate`: `flowstate bench tau --help` loads `tau.cli`,
 # which must not pay for the runner, the environments and the engine.
@@ -21,13 +21,12 @@ _EXPORTS = {
     **dict.fromkeys(
         ("DOMAINS", "Action", "Snapshot", "Task", "TauData", "db_hash"), "flowstate_bench.tau.data"
     ),
-    **dict.fromkeys(
-        ("Environment", "EnvOptions", "ToolCallRecord", "make_env"), "flowstate_bench.tau.env"
-    ),
+    **dict.fromkeys(("Environment", "EnvOptions", "ToolCallRecord"), "flowstate_bench.tau.env"),
     **dict.fromkeys(("Conversation", "RunConfig", "TauRunner"), "flowstate_bench.tau.runner"),
     **dict.fromkeys(
         ("Scorer", "TaskScore", "pass_hat_k", "score_task"), "flowstate_bench.tau.scoring"
     ),
+    "make_env": "flowstate_bench.tau.domains",
     "STRATEGIES": "flowstate_bench.tau.strategies",
 }
 
@@ -52,11 +51,12 @@ __all__ = [
     "score_task",
 ]
 
-__getattr__, __dir__ = _lazy.lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy.lazy_exports(__name__, _EXPORTS)
 
 if typing.TYPE_CHECKING:
     from flowstate_bench.tau.data import DOMAINS, Action, Snapshot, Task, TauData, db_hash
-    from flowstate_bench.tau.env import Environment, EnvOptions, ToolCallRecord, make_env
+    from flowstate_bench.tau.domains import make_env
+    from flowstate_bench.tau.env import Environment, EnvOptions, ToolCallRecord
     from flowstate_bench.tau.runner import Conversation, RunConfig, TauRunner
     from flowstate_bench.tau.scoring import Scorer, TaskScore, pass_hat_k, score_task
     from flowstate_bench.tau.strategies import STRATEGIES

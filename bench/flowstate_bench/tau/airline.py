@@ -133,9 +133,9 @@ class AirlineEnv(Environment):
         """Book a reservation: every passenger on the same flights in one cabin, paid with
         methods from the user's profile. The payments must add up to the total: fares x
         passengers, 30 per passenger for insurance, 50 per non-free bag."""
-        flights = _models(FlightInfo, flights)
+        legs: list[FlightInfo] = _models(FlightInfo, flights)
         passengers = _models(Passenger, passengers)
-        payment_methods = _models(Payment, payment_methods)
+        payments: list[Payment] = _models(Payment, payment_methods)
         user = self._user(user_id)
         reservation_id = next((r for r in RESERVATION_IDS if r not in self.db["reservations"]), "")
         if not reservation_id:
@@ -149,7 +149,7 @@ class AirlineEnv(Environment):
             cabin=cabin,
             flights=[],
             passengers=copy.deepcopy(passengers),
-            payment_history=copy.deepcopy(payment_methods),
+            payment_history=copy.deepcopy(payments),
             created_at=NOW,
             total_baggages=total_baggages,
             nonfree_baggages=nonfree_baggages,
@@ -157,7 +157,7 @@ class AirlineEnv(Environment):
         )
         total_price: Any = 0
         taken = []
-        for info in flights:
+        for info in legs:
             number = info.flight_number
             flight = self._flight(number)
             day = self._flight_day(number, info.date)
@@ -172,7 +172,7 @@ class AirlineEnv(Environment):
         if insurance == "yes":
             total_price += INSURANCE_PER_PASSENGER * len(passengers)
         total_price += EXTRA_BAG * nonfree_baggages
-        for payment in payment_methods:
+        for payment in payments:
             pid = payment.payment_id
             if pid not in user["payment_methods"]:
                 raise ToolError(f"Payment method {pid} not found")
@@ -182,13 +182,13 @@ class AirlineEnv(Environment):
                 and method["amount"] < payment.amount
             ):
                 raise ToolError(f"Not enough balance in payment method {pid}")
-        paid = sum(p.amount for p in payment_methods)
+        paid = sum(p.amount for p in payments)
         if paid != total_price:
             raise ToolError(
                 f"Payment amount does not add up, total price is {total_price}, but paid {paid}"
             )
         user = self.edit("users", user_id)
-        for payment in payment_methods:
+        for payment in payments:
             method = user["payment_methods"][payment.payment_id]
             if method["source"] == "gift_card":
                 method["amount"] -= payment.amount
@@ -231,13 +231,13 @@ class AirlineEnv(Environment):
         """Replace a reservation's flights and/or cabin (give ALL flights, kept ones too). A kept
         flight in the same cabin keeps its price; others are priced now. The difference for all
         passengers is paid or refunded with a gift card or credit card from the profile."""
-        flights = _models(FlightInfo, flights)
+        legs: list[FlightInfo] = _models(FlightInfo, flights)
         res = self._reservation(reservation_id, edit=True)
         self._user(res["user_id"])
         n = len(res["passengers"])
         total_price: Any = 0
         segments = []
-        for info in flights:
+        for info in legs:
             kept = next(
                 (
                     s

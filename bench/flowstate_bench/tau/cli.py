@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from flowstate.cli.common import fails_cleanly
+from flowstate.cli.plugins import fails_cleanly
 from flowstate.errors import UsageError
 from flowstate_bench.options import (
     SharedOptions,
@@ -118,7 +118,7 @@ def tau(
         domain=domain,
         strategies=strategies,
         model=model,
-        user=user,  # type: ignore[arg-type]
+        user=user,
         user_model=user_model,
         task_ids=ids,
         persist=persist,
@@ -178,7 +178,7 @@ def user_usage(runner: TauRunner, conv: Conversation) -> Usage:
     end it, each sending its system prompt and the conversation so far."""
     from flowstate.models.records import Usage
     from flowstate.tokens import count_messages, count_tokens
-    from flowstate_bench.tau.env import make_env
+    from flowstate_bench.tau.domains import make_env
     from flowstate_bench.tau.plan import derive_plan
 
     task = next(t for t in runner.data.tasks(runner.config.domain) if t.id == conv.task_id)

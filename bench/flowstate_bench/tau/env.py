@@ -24,12 +24,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from flowstate.engine.tools import Tool, ToolResult
-from flowstate.errors import UsageError
 from flowstate_bench.tau import arith
 from flowstate_bench.tau.data import Snapshot, Task, canonical_json
 
 if TYPE_CHECKING:
-    from flowstate_bench.tau.data import TauData
+    pass
 
 TRANSFER_MESSAGE = "YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON."
 
@@ -260,25 +259,3 @@ def _merge(into: dict[str, Any], extra: Mapping[str, Any]) -> None:
             _merge(into[key], value)
         else:
             into[key] = value
-
-
-def make_env(
-    domain: str, data: TauData, task: Task | None = None, options: EnvOptions | None = None
-) -> Environment:
-    """A fresh environment of `domain` over its own view of the database, with the task's
-    initial state applied when a task is given."""
-    from flowstate_bench.tau.airline import AirlineEnv
-    from flowstate_bench.tau.mock import MockEnv
-    from flowstate_bench.tau.retail import RetailEnv
-
-    kinds: dict[str, type[Environment]] = {
-        "airline": AirlineEnv,
-        "retail": RetailEnv,
-        "mock": MockEnv,
-    }
-    if domain not in kinds:
-        raise UsageError(f"unknown domain {domain!r}; one of {', '.join(kinds)}")
-    env = kinds[domain](data.snapshot(domain), options)
-    if task is not None:
-        env.apply_initial_state(task)
-    return env

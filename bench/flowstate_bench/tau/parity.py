@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flowstate_bench.tau.data import TauData
-from flowstate_bench.tau.env import EnvOptions, make_env
+from flowstate_bench.tau.domains import make_env
+from flowstate_bench.tau.env import EnvOptions
 
 
 @dataclass(frozen=True)

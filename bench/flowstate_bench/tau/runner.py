@@ -27,7 +27,8 @@ from flowstate_bench.harness import AgentKind, Harness, Journal, Unit, select
 from flowstate_bench.seam import TurnResult, add_parts
 from flowstate_bench.strategy_names import ALIASES, FLOWSTATE_VARIANTS, SHARED_MEMORIES
 from flowstate_bench.tau.data import Task, TauData
-from flowstate_bench.tau.env import Environment, EnvOptions, ToolCallRecord, make_env
+from flowstate_bench.tau.domains import make_env
+from flowstate_bench.tau.env import Environment, EnvOptions, ToolCallRecord
 from flowstate_bench.tau.oracle import ScriptedAgent
 from flowstate_bench.tau.plan import Plan, derive_plan
 from flowstate_bench.tau.scoring import Scorer, TaskScore
@@ -229,7 +230,9 @@ class TauRunner(Harness[Conversation]):
         if unit.agent == "llm":
             assert self.config.model is not None
             return None, LiteLLMClient(self.config.model, **self.config.model_kwargs)
-        style = "flowstate" if unit.strategy in FLOWSTATE_VARIANTS else "loop"
+        style: Literal["flowstate", "loop"] = (
+            "flowstate" if unit.strategy in FLOWSTATE_VARIANTS else "loop"
+        )
         scripted = ScriptedAgent(
             self.scripted_name(unit),
             plan,

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from math import comb, prod
 
 from flowstate_bench.tau.data import Action, Task, TauData
-from flowstate_bench.tau.env import Environment, EnvOptions, ToolCallRecord, make_env
+from flowstate_bench.tau.domains import make_env
+from flowstate_bench.tau.env import Environment, EnvOptions, ToolCallRecord
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ server run; it is always stopped at the end. A test that breaks it brings it bac
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import neo4j
@@ -39,7 +39,8 @@ class _Boot:
 def _spare_boot(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[_Boot | None]:
-    if not any("spare" in item.fixturenames for item in request.session.items):
+    items = request.session.items
+    if not any(isinstance(i, pytest.Function) and "spare" in i.fixturenames for i in items):
         yield None
         return
     boot = _Boot(tmp_path_factory.mktemp("spare-neo4j"))
@@ -59,12 +60,18 @@ def spare(_spare_boot: _Boot | None) -> LocalServer:
     return _spare_boot.server
 
 
-def spare_raw(server: LocalServer) -> Raw:
-    """Direct Cypher against the spare server, independent of flowstate.store (close .driver)."""
-    driver = neo4j.GraphDatabase.driver(
-        server.settings.bolt_uri, auth=None, notifications_min_severity="OFF"
-    )
-    return Raw(driver, "neo4j")
+@pytest.fixture
+def spare_raw(spare: LocalServer) -> Callable[[], Raw]:
+    """Direct Cypher against the spare server, independent of flowstate.store: a new driver at
+    each call, since a test may have restarted the server meanwhile (close .driver)."""
+
+    def connect() -> Raw:
+        driver = neo4j.GraphDatabase.driver(
+            spare.settings.bolt_uri, auth=None, notifications_min_severity="OFF"
+        )
+        return Raw(driver, "neo4j")
+
+    return connect
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -6,21 +6,23 @@ half-committed, and the request resumes or is discarded.)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from flowstate.local.server import LocalServer
 from flowstate.store import Repository
 from flowstate_bench.fault_kills import KILL_SHAPE, kill_round
-from tests.faults.conftest import spare_raw
+from tests.neo4j.conftest import Raw
 
 pytestmark = pytest.mark.neo4j
 
 
-def _next_chain_and_orphans(server: LocalServer):
+def _next_chain_and_orphans(spare_raw: Callable[[], Raw]) -> Callable[[Repository], list[str]]:
     """Walk the NEXT chain and look for orphans with our own driver, not the store's."""
 
     def check(repo: Repository) -> list[str]:
-        raw = spare_raw(server)
+        raw = spare_raw()
         with raw.driver:
             chain = raw.rows(
                 "MATCH (r:Request {namespace: $ns}) "
@@ -42,12 +44,14 @@ def _next_chain_and_orphans(server: LocalServer):
     return check
 
 
-def test_every_request_is_whole_or_absent_after_a_kill(spare: LocalServer) -> None:
+def test_every_request_is_whole_or_absent_after_a_kill(
+    spare: LocalServer, spare_raw: Callable[[], Raw]
+) -> None:
     result = kill_round(
         spare,
         ["kill_a", "kill_b"],
         after_commits=12,
-        extra_check=_next_chain_and_orphans(spare),
+        extra_check=_next_chain_and_orphans(spare_raw),
     )
     print(
         f"\nSIGKILL during commits: {result.acked} commits acknowledged (all present after "

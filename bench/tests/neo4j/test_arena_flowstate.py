@@ -24,7 +24,7 @@ def _runner(store: Store, tmp: Path, agent: str, **extra: Any) -> ArenaRunner:
     config = RunConfig(
         configs=extra.pop("configs", list(CONFIGS)),
         strategies=["flowstate"],
-        agent=agent,  # type: ignore[arg-type]
+        agent=agent,
         product_db=FIXTURES / "product_db",
         travel_db=FIXTURES / "travel_db",
         cache_dir=tmp / "cache",

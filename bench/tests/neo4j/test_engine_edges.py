@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 
@@ -111,7 +112,7 @@ def _hostile_run(h: Harness):  # noqa: ANN202
     run_async = h.shell.is_async
     calls = [*HOSTILE_CALLS, *([tool("later", city="Porto")] if run_async else [])]
     # every observation is cited, so the commit keeps them all
-    script = [step(action=calls[0])]
+    script: list[dict[str, Any] | ScriptedFailure] = [step(action=calls[0])]
     script += [step([add(f"s{i}", evidence=[f"r1.o{i}"])], action=c) for i, c in
                enumerate(calls[1:], 1)]  # fmt: skip
     script += [step([add("last", evidence=[f"r1.o{len(calls)}"])]), ScriptedFailure(400, "gone")]
@@ -171,7 +172,9 @@ def test_a_lone_surrogate_in_the_request_is_a_usage_error(
 
 def test_a_scripted_model_object_works_as_the_model(h: Harness, repo: Repository) -> None:
     model = ScriptedModel.sequence(f"{repo.namespace}-obj", [step([add("a")], action=final())])
-    result = h.fs.agent(model).run("go")
+    # FlowState.agent takes a ScriptedModel (its docstring, model_client); its annotation
+    # says only str | ModelClient.
+    result = h.fs.agent(model).run("go")  # type: ignore[arg-type]
     assert result.outcome is Outcome.ANSWERED and repo.history()[0].id == "r1"
 
 

@@ -7,6 +7,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from tau_players import play_user_and_agent
 
 from flowstate.api import FlowState
 from flowstate.llm.scripted import ScriptedModel, unregister
@@ -108,8 +109,6 @@ def test_cli_runs_the_flowstate_strategy(
 
 
 def test_an_llm_agent_on_flowstate_with_an_llm_user(store: Store, data: TauData) -> None:
-    from tests.unit.test_tau_oracle import play_user_and_agent
-
     model = ScriptedModel.policy("tau-neo4j-llm-path", play_user_and_agent)
     try:
         config = RunConfig(

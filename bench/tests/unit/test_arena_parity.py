@@ -22,7 +22,7 @@ from flowstate_bench.arena.travel_score import score_group
 
 CASES = {"travel": 160, "shopping": 150, "formal": 90}
 TRAVEL_DB = Path(__file__).parents[1] / "fixtures" / "memoryarena" / "travel_db"  # not read
-STEP_FIELDS = ("num_attr_matches", "r_price", "r_type", "name_similarity")
+STEP_FIELDS: tuple[str, ...] = ("num_attr_matches", "r_price", "r_type", "name_similarity")
 STEP_FIELDS += ("category_similarity", "base_reward")
 
 
@@ -86,7 +86,8 @@ def _travel_case(case: dict[str, Any]) -> list[str]:
 
 def _shopping_case(case: dict[str, Any]) -> list[str]:
     catalog = Catalog.of(case["input"]["catalog"])
-    official, runs, found = case["official"], [], {}
+    official, runs = case["official"], []
+    found: dict[str, tuple[Any, Any]] = {}
     for i, (item, theirs) in enumerate(zip(case["input"]["items"], official["items"], strict=True)):
         bounds = item.get("price_constraints") or [None] * len(item["answers"])
         steps = zip(item["answers"], item["purchases"], bounds, theirs["steps"], strict=True)

@@ -31,7 +31,7 @@ def _run(tmp: Path, agent: str, strategies: list[str]):
     config = RunConfig(
         configs=list(CONFIGS),
         strategies=strategies,
-        agent=agent,  # type: ignore[arg-type]
+        agent=agent,
         product_db=FIXTURES / "product_db",
         travel_db=FIXTURES / "travel_db",
         cache_dir=tmp / "cache",

@@ -46,7 +46,9 @@ def _systems(model: ScriptedModel) -> list[str]:
 
 
 def test_the_local_embedding_answers_litellm_embedding_deterministically() -> None:
-    from flowstate.llm._litellm import litellm
+    from flowstate.llm import load_litellm
+
+    litellm = load_litellm()
 
     emb.install()
     before = emb.CALLS["hash-64"]
@@ -236,6 +238,7 @@ def test_reasoningbank_samples_its_judge_at_0_and_its_extractor_at_0_7(memory_mo
     from flowstate.llm.client import LiteLLMClient
 
     real = ReasoningBank(LiteLLMClient("gpt-4o-mini", temperature=1.0), Embedder())
+    assert isinstance(real.judge, LiteLLMClient) and isinstance(real.extractor, LiteLLMClient)
     assert real.judge.litellm_kwargs["temperature"] == 0.0
     assert real.extractor.litellm_kwargs["temperature"] == 0.7
     scripted_client = memory_client(memory_model.model)

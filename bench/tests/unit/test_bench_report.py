@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from flowstate_bench import plots, report, targets
 
@@ -14,7 +15,7 @@ def _lat(p50: float, p99: float) -> dict:
 
 def _size(states: int, step: tuple[float, float], commit: float) -> dict:
     """Steps of (plain, revealing) p50 ms, against a 1 ms round trip and a 4 ms write."""
-    out = {key: _lat(1.0, 2.0) for key, _ in report.ENGINE_ROWS}
+    out: dict[str, Any] = {key: _lat(1.0, 2.0) for key, _ in report.ENGINE_ROWS}
     out.update(step_plain_ms=_lat(step[0], step[0]), step_reveal_ms=_lat(step[1], step[1]))
     out.update(step_ms=_lat(step[0], step[1]))
     out.update(commit_ms=_lat(commit, commit * 2), write_tx_ms=_lat(4.0, 5.0))

@@ -32,7 +32,7 @@ PLANNED = ["7", "8", "14", "17", "23"]  # airline tasks whose changes wait for a
 
 
 def _tau(data: TauData, agent: str) -> dict[str, list[Any]]:
-    config = RunConfig(domain="airline", agent=agent, strategies=BASELINES, task_ids=PLANNED)  # type: ignore[arg-type]
+    config = RunConfig(domain="airline", agent=agent, strategies=BASELINES, task_ids=PLANNED)
     out: dict[str, list[Any]] = {}
     for conv in TauRunner(config, data).run():
         out.setdefault(conv.strategy, []).append(conv)
@@ -100,9 +100,12 @@ def test_tau_llm_agent_each_memory_writes_and_reads_through_litellm(
     # The spend estimate before the run embeds too (its offline oracle): count from its end.
     started: list[int] = []
     estimate = tau_cli._ask
-    monkeypatch.setattr(
-        tau_cli, "_ask", lambda *a: (estimate(*a), started.append(emb.CALLS["hash-256"]))
-    )
+
+    def ask(*a: Any) -> None:
+        estimate(*a)
+        started.append(emb.CALLS["hash-256"])
+
+    monkeypatch.setattr(tau_cli, "_ask", ask)
     try:
         argv = ["--domain", "mock", "--task-id", "update_task_1", "--agent", "llm", "--yes"]
         argv += ["--model", agent.model, "--memory-model", memory.model]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import doctest
 import inspect
 import json
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,8 @@ from flowstate.errors import UsageError
 from flowstate_bench.tau.airline import AirlineEnv
 from flowstate_bench.tau.arith import calculate
 from flowstate_bench.tau.data import TauData, db_hash
-from flowstate_bench.tau.env import EnvOptions, make_env
+from flowstate_bench.tau.domains import make_env
+from flowstate_bench.tau.env import EnvOptions
 from flowstate_bench.tau.retail import RetailEnv
 from flowstate_bench.tau.scoring import replay
 
@@ -128,7 +130,7 @@ def test_replaying_every_task_never_changes_the_shared_snapshot(data: TauData) -
         assert db_hash(data.snapshot(domain).db) == before, domain
 
 
-MIA = {
+MIA: dict[str, Any] = {
     "user_id": "mia_li_3668",
     "origin": "JFK",
     "destination": "SEA",

@@ -4,20 +4,19 @@ database, the forgetful agent does not; the report and the CLI (no database need
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 from click.testing import CliRunner
+from tau_players import play_user_and_agent
 
 from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate_bench.tau.cli import tau
 from flowstate_bench.tau.data import TauData
-from flowstate_bench.tau.env import make_env
+from flowstate_bench.tau.domains import make_env
 from flowstate_bench.tau.oracle import _keep_plans, plan_line, recall
 from flowstate_bench.tau.plan import CONFIRM, derive_plan
 from flowstate_bench.tau.report import build_report, results_table
 from flowstate_bench.tau.runner import RunConfig, TauRunner
-from flowstate_bench.tau.strategies import SUMMARY_SYSTEM, TOOL_RESULT
 
 # Tasks whose changes each wait for a later "yes": the plan must survive between requests.
 SUBSET = {"airline": ["7", "8", "14", "17", "23"], "retail": ["0", "11", "16", "22", "29"]}
@@ -121,25 +120,6 @@ def test_cli_runs_offline_and_writes_the_report(data: TauData, tmp_path) -> None
 def test_cli_usage_errors(data: TauData, args: list[str], message: str) -> None:
     result = CliRunner().invoke(tau, ["--domain", "mock", "--data", str(data.root), *args])
     assert result.exit_code == 2 and message in result.output
-
-
-def play_user_and_agent(messages: list[dict]) -> dict:
-    """A stand-in for a real model, as both the simulated user and the agent."""
-    system, text = messages[0]["content"], "\n".join(m["content"] for m in messages)
-    if "User Simulation Guidelines" in system:
-        said = sum(m["role"] == "assistant" for m in messages)
-        return {"message": "Please mark task_1 as completed." if not said else "Thanks ###STOP###"}
-    if SUMMARY_SYSTEM in system:
-        return {"summary": "task_1 completed"}
-    if "# User request (r" in text:  # the FlowState engine's prompt
-        if re.search(r"\.o\d+ update_task_status\(", text):  # its observation, not the tool list
-            return {"action": {"type": "final", "answer": "Done: task_1 is completed."}}
-        arguments = {"task_id": "task_1", "status": "completed"}
-        return {"action": {"type": "tool", "name": "update_task_status", "arguments": arguments}}
-    if f"{TOOL_RESULT} update_task_status [ok]" in text:
-        return {"type": "final", "answer": "Done: task_1 is completed."}
-    arguments = {"task_id": "task_1", "status": "completed"}
-    return {"type": "tool", "name": "update_task_status", "arguments": arguments}
 
 
 def test_cli_llm_agent_and_llm_user_go_through_litellm(data: TauData, tmp_path) -> None:

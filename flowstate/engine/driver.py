@@ -322,6 +322,11 @@ class StepDriver:
                 raise refused
             bundle = without_dangling(bundle, gone)
 
+    def draft(self) -> SaveDraft:
+        """The save of the Active State as it is now, for a change made between steps (a
+        host's search hits), so that a pick-up after a crash keeps it."""
+        return self._save()
+
     def _save(self, first: bool = False) -> SaveDraft:
         active = self.active
         stored = redact_active(active, self.redact) if self.redact else active

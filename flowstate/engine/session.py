@@ -220,9 +220,13 @@ class Session:
 
     def shown(self, state_ids: Sequence[str]) -> None:
         """Count `state_ids` as shown to the host's model (a search listed them), so that it
-        may open them like index lines; kept with the request's next saved step."""
+        may open them like index lines; saved in the request's draft at once."""
         self._closed()
         show(self.active, state_ids)
+        if self._driver is not None:
+            save = self._driver.draft()
+            if save.payload != self._saved:
+                self._perform(save)
 
     def forgotten(self, gone: Callable[[str], bool]) -> None:
         """Drop what another call just forgot from this request's view (its next save drops

@@ -273,6 +273,11 @@ class RecordOut(Out):
     request_id: str
     applied: bool
     states: list[str] = Field(description="ids of the states the delta added, changed or removed")
+    notices: list[str] = Field(
+        default_factory=list,
+        description="what changed meanwhile that this request relies on (a state it opened, "
+        "superseded by another request): open the newer one before relying on it",
+    )
 
 
 class ObserveOut(Out):

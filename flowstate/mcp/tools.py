@@ -175,8 +175,14 @@ class MemoryTools:
         recorded = self._step(session, lambda x: x.record(ops))
         if not recorded.applied:  # each rejection says "delta rejected, nothing applied: ..."
             raise UsageError("; ".join(recorded.rejections))
-        out = s.RecordOut(request_id=args.request_id, applied=True, states=recorded.states)
-        return out, f"applied: {', '.join(recorded.states) or 'no state changed'}"
+        out = s.RecordOut(
+            request_id=args.request_id,
+            applied=True,
+            states=recorded.states,
+            notices=recorded.rejections,  # applied, yet told: e.g. an opened state went stale
+        )
+        told = "".join(f"\nnote: {n}" for n in out.notices)
+        return out, f"applied: {', '.join(recorded.states) or 'no state changed'}{told}"
 
     def memory_observe(self, args: s.ObserveArgs) -> Result:
         session = self._session(args.request_id)

@@ -235,6 +235,8 @@ def test_search_hits_count_as_shown_and_nothing_else_opens(store: Store, repo: R
         failed = await call(client, "memory_reveal", request_id=rid, ids=["r1.passport"])
         assert failed.error and "unknown id" in failed.text  # inside a request PSA is strict
         await ok(client, "memory_search", query="passport", request_id=rid)
+        saved = repo.open_request(rid)  # saved with the search, before any other step
+        assert saved is not None and '"found":["r1.passport"' in saved.payload
         inside = await ok(client, "memory_reveal", request_id=rid, ids=["r1.passport"])
         assert inside["states"][0]["id"] == "r1.passport"
         kept = repo.open_request(rid)
@@ -493,3 +495,26 @@ def test_a_dropped_session_lets_its_request_go(repo: Repository) -> None:
     resumed = Session.resume(repo, rid)  # another writer can go on at once
     assert resumed.request_id == rid
     resumed.discard()
+
+
+def test_a_record_is_told_a_state_it_opened_was_superseded_meanwhile(
+    store: Store, repo: Repository
+) -> None:
+    first_requests(store, repo.namespace)
+
+    async def script(client: Any) -> None:
+        rid = (await ok(client, "memory_begin", text="Book a hotel"))["request_id"]
+        await ok(client, "memory_reveal", request_id=rid, ids=["r1.budget"])
+        other = Session.start(repo, "lower the budget")  # another host, meanwhile
+        other.reveal(["r1.budget"])
+        lowered = add("budget", "constraint", "Budget 90", "At most 90 EUR",
+                      relations=[{"type": "SUPERSEDES", "target": "r1.budget"}])  # fmt: skip
+        other.record([lowered])
+        newer = other.commit("lowered").request_id
+        done = await call(client, "memory_record", request_id=rid, delta=[add("hotel")])
+        assert not done.error and done.data is not None
+        assert done.data["applied"] is True
+        [notice] = done.data["notices"]
+        assert f"superseded by {newer}.budget" in notice and "note: r1.budget" in done.text
+
+    hosted(store, repo.namespace, script)

@@ -61,7 +61,7 @@ async def book_a_hotel(client: Any) -> str:
     )
     assert observed == {"request_id": "r2", "observation_id": "r2.o1"}
     recorded = await ok(client, "memory_record", request_id="r2", delta=[HOTEL])
-    assert recorded == {"request_id": "r2", "applied": True, "states": ["r2.hotel"]}
+    assert recorded == {"request_id": "r2", "applied": True, "states": ["r2.hotel"], "notices": []}
     committed = await ok(
         client, "memory_commit", request_id="r2", answer="Booked Casa Azul", summary="Hotel booked"
     )

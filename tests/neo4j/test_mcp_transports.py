@@ -187,7 +187,12 @@ def _check_typescript_run(seen: dict[str, Any], repo: Repository) -> None:
     assert calls["memory_reveal"][0]["structured"]["states"][0]["id"] == fact["state_id"]
     assert calls["memory_begin"][0]["structured"]["request_id"] == "r2"
     good, refused = calls["memory_record"]
-    assert good["structured"] == {"request_id": "r2", "applied": True, "states": ["r2.train"]}
+    assert good["structured"] == {
+        "request_id": "r2",
+        "applied": True,
+        "states": ["r2.train"],
+        "notices": [],
+    }
     assert refused["isError"] and "nothing applied" in refused["text"]
     assert calls["memory_commit"][0]["structured"]["states_added"] == ["r2.train"]
     assert "r2.train [decision]" in calls["memory_index"][0]["structured"]["text"]

@@ -24,8 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from flowstate.errors import ValidationFailed
 from flowstate.store.catalog import Q
-from flowstate.store.connection import Store
-from flowstate.store.plans import Row
+from flowstate.store.plans import Plan, Read, Row
 
 MAX_HOLD_S = 86_400
 
@@ -63,9 +62,10 @@ class NamespaceSummary(BaseModel):
     held: int = 0  # open requests a live writer holds now
 
 
-def list_namespaces(store: Store) -> list[NamespaceSummary]:
-    """Every namespace that holds anything, with its counts, in name order."""
-    return [NamespaceSummary.model_validate(row) for row in store.read(Q.NAMESPACES, {})]
+def list_namespaces() -> Plan[list[NamespaceSummary]]:
+    """Every namespace of the database that holds anything, with its counts, in name order."""
+    rows = yield Read(Q.NAMESPACES, {})
+    return [NamespaceSummary.model_validate(row) for row in rows]
 
 
 def writer_id() -> str:

@@ -14,7 +14,6 @@ agent needs runs a plan of `flowstate.store.ops` (shared with `AsyncRepository`)
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
 
 from flowstate.errors import ValidationFailed
 from flowstate.models import (
@@ -28,21 +27,18 @@ from flowstate.models import (
     RequestBundle,
     RevealedState,
     StateNode,
-    ids,
 )
-from flowstate.models.views import Edge, Provenance
+from flowstate.models.views import Provenance
 from flowstate.store import export
 from flowstate.store.base import GraphCounts
 from flowstate.store.catalog import Q
-from flowstate.store.codec import Record, check_id, from_props, shown
+from flowstate.store.codec import Record, check_id, from_props
 from flowstate.store.commit import write_bundle
 from flowstate.store.connection import Tx
 from flowstate.store.forgetting import Forgetting
 from flowstate.store.ops import NO_END, STATE_TYPES
 from flowstate.store.plans import Row
 from flowstate.store.search import SearchHit
-
-MAX_PROVENANCE_DEPTH = 20  # the literal bound of provenance.cypher's path pattern
 
 
 class Repository(Forgetting):
@@ -106,21 +102,11 @@ class Repository(Forgetting):
 
             repo.provenance("r3.plan").edges   # [Edge("r3.plan", "DERIVED_FROM", "r2.budget"), ...]
         """
-        check_id("state", state_id)
-        if isinstance(max_depth, bool) or not isinstance(max_depth, int):
-            raise ValidationFailed(f"max_depth must be an integer, not {shown(max_depth)}")
-        if not 0 <= max_depth <= MAX_PROVENANCE_DEPTH:
-            raise ValidationFailed(
-                f"max_depth must be 0 to {MAX_PROVENANCE_DEPTH}, not {max_depth}"
-            )
-        rows = self._read(Q.PROVENANCE, id=state_id, max_depth=max_depth)
-        if not rows:
-            raise self._not_found([state_id])
-        return _provenance(state_id, rows[0])
+        return self.run(self.ops.provenance(state_id, max_depth))
 
     def history(self) -> list[Request]:
         """The namespace's committed requests, oldest first."""
-        return [from_props(Request, row["props"]) for row in self._read(Q.HISTORY)]
+        return self.run(self.ops.history())
 
     def search(self, words: Sequence[str], limit: int = 10) -> list[SearchHit]:
         """States whose summary or content hold any of `words` (plain lowercase words, e.g.
@@ -194,29 +180,3 @@ def _bundle(row: Row) -> RequestBundle:
         evidence=[Evidence.model_validate(e) for e in row["evidence"]],
         decisions=[from_props(ActionDecision, p) for p in row["decisions"]],
     )
-
-
-def _provenance(state_id: str, row: Row) -> Provenance:
-    observations = [from_props(Observation, p) for p in row["observations"]]
-    requests = [from_props(Request, p) for p in row["requests"]]
-    return Provenance(
-        state_id=state_id,
-        states=[from_props(StateNode, p) for p in row["states"]],
-        observations=sorted(observations, key=_observation_order),
-        requests=sorted(requests, key=lambda r: r.seq),
-        edges=sorted({Edge(**e) for e in row["edges"]}),
-        superseded=_superseded(row["superseded"]),
-    )
-
-
-def _superseded(rows: list[dict[str, str]]) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for row in sorted(
-        rows, key=lambda r: (r["state"], ids.request_seq(ids.request_of(r["by"])), r["by"])
-    ):
-        found.setdefault(row["state"], []).append(row["by"])
-    return found
-
-
-def _observation_order(o: Observation) -> tuple[int, int, datetime, str]:
-    return (ids.request_seq(o.request_id), o.step, o.created_at, o.id)

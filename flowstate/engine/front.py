@@ -30,6 +30,7 @@ from flowstate.safety.redaction import Redactor
 from flowstate.store.holds import OpenRequest
 from flowstate.store.namespace_node import NamespaceSummary, Stamp, list_namespaces
 from flowstate.store.plans import Plan
+from flowstate.store.reading import history, provenance
 from flowstate.store.search import SearchHit
 
 
@@ -66,12 +67,12 @@ class FrontCore(Generic[R]):
         return (yield from self.ops.reveal(state_ids))
 
     def history(self) -> Plan[list[Request]]:
-        return (yield from self.ops.history())
+        return (yield from history(self.ops))
 
     def why(self, state_id: str, depth: int) -> Plan[Provenance]:
         if not ids.is_state_id(state_id):
             raise UsageError(f"{state_id[:60]!r} is not a state id like r3.hotel_choice")
-        return (yield from self.ops.provenance(state_id, depth))
+        return (yield from provenance(self.ops, state_id, depth))
 
     def search(self, text: str, limit: int) -> Plan[list[SearchHit]]:
         wanted = words(text)

@@ -31,7 +31,6 @@ from flowstate.models import (
     RevealedState,
     StateNode,
 )
-from flowstate.models.views import Provenance
 from flowstate.store import drafts
 from flowstate.store.catalog import Q
 from flowstate.store.codec import (
@@ -48,7 +47,6 @@ from flowstate.store.commit import write_bundle
 from flowstate.store.holds import DEFAULT_HOLD_S, OpenRequest, held_by_other, open_request_of
 from flowstate.store.namespace_node import Stamp, check_ttl, stamp_of
 from flowstate.store.plans import Plan, Read, Stmt, Transaction, TxWork, Write
-from flowstate.store.provenance import provenance
 from flowstate.store.search import SearchHit, search
 
 R = TypeVar("R", bound=Request | StateNode | Observation | ActionDecision)
@@ -178,18 +176,6 @@ class Ops:
     def search(self, words: Sequence[str], limit: int) -> Plan[list[SearchHit]]:
         """States whose summary or content hold any of `words`, best first."""
         return (yield from search(self.namespace, words, limit))
-
-    def history(self) -> Plan[list[Request]]:
-        """The namespace's committed requests, oldest first."""
-        rows = yield self.read(Q.HISTORY)
-        return [from_props(Request, row["props"]) for row in rows]
-
-    def provenance(self, state_id: str, max_depth: int = 6) -> Plan[Provenance]:
-        """What a state rests on, up to `max_depth` hops (`flowstate.store.provenance`)."""
-        found = yield from provenance(self.namespace, state_id, max_depth)
-        if found is None:
-            raise self.not_found([state_id])
-        return found
 
     # --- writes -----------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from flowstate.models import (
     StateNode,
 )
 from flowstate.models.views import Provenance
-from flowstate.store import export
+from flowstate.store import export, reading
 from flowstate.store.base import GraphCounts
 from flowstate.store.catalog import Q
 from flowstate.store.codec import Record, check_id, from_props
@@ -102,11 +102,11 @@ class Repository(Forgetting):
 
             repo.provenance("r3.plan").edges   # [Edge("r3.plan", "DERIVED_FROM", "r2.budget"), ...]
         """
-        return self.run(self.ops.provenance(state_id, max_depth))
+        return self.run(reading.provenance(self.ops, state_id, max_depth))
 
     def history(self) -> list[Request]:
         """The namespace's committed requests, oldest first."""
-        return self.run(self.ops.history())
+        return self.run(reading.history(self.ops))
 
     def search(self, words: Sequence[str], limit: int = 10) -> list[SearchHit]:
         """States whose summary or content hold any of `words` (plain lowercase words, e.g.

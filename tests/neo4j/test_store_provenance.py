@@ -10,7 +10,7 @@ from flowstate.errors import NotFoundError, ValidationFailed
 from flowstate.models import Category, RelationType
 from flowstate.models.views import Edge
 from flowstate.store.catalog import Q, query
-from flowstate.store.provenance import MAX_PROVENANCE_DEPTH
+from flowstate.store.reading import MAX_PROVENANCE_DEPTH
 from tests.neo4j.test_store_hostile import HOSTILE
 
 pytestmark = pytest.mark.neo4j

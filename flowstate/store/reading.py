@@ -1,8 +1,7 @@
-"""What a state rests on, read in one query: the states, the observations they cite, the
-requests that produced them, the edges between all of these, and which of those states are
-superseded now.
+"""Reads of a namespace's records for people and tools, as plans over its `Ops`: provenance
+and history (what the agent's loop reads is in `flowstate.store.ops`).
 
-    repo.run(ops.provenance("r3.plan")).edges   # [Edge("r3.plan", "DERIVED_FROM", "r2.budget")]
+    repo.run(provenance(repo.ops, "r3.plan"))     # or repo.provenance("r3.plan")
 """
 
 from __future__ import annotations
@@ -14,22 +13,34 @@ from flowstate.models import Observation, Request, StateNode, ids
 from flowstate.models.views import Edge, Provenance
 from flowstate.store.catalog import Q
 from flowstate.store.codec import check_id, from_props, shown
-from flowstate.store.plans import Plan, Read, Row
+from flowstate.store.ops import Ops
+from flowstate.store.plans import Plan, Row
 
 MAX_PROVENANCE_DEPTH = 20  # the literal bound of provenance.cypher's path pattern
 
 
-def provenance(namespace: str, state_id: str, max_depth: int) -> Plan[Provenance | None]:
-    """`state_id`'s provenance up to `max_depth` hops of outgoing DERIVED_FROM, DEPENDS_ON,
-    REFINES, SUPERSEDES and CONTRADICTS edges; None when the state is not in `namespace`."""
+def provenance(ops: Ops, state_id: str, max_depth: int = 6) -> Plan[Provenance]:
+    """What a state rests on, up to `max_depth` hops of outgoing DERIVED_FROM, DEPENDS_ON,
+    REFINES, SUPERSEDES and CONTRADICTS edges: those states, the observations they cite, the
+    requests that produced them, and the edges between all of these.
+
+        repo.provenance("r3.plan").edges   # [Edge("r3.plan", "DERIVED_FROM", "r2.budget"), ...]
+    """
     check_id("state", state_id)
     if isinstance(max_depth, bool) or not isinstance(max_depth, int):
         raise ValidationFailed(f"max_depth must be an integer, not {shown(max_depth)}")
     if not 0 <= max_depth <= MAX_PROVENANCE_DEPTH:
         raise ValidationFailed(f"max_depth must be 0 to {MAX_PROVENANCE_DEPTH}, not {max_depth}")
-    params = {"namespace": namespace, "id": state_id, "max_depth": max_depth}
-    rows = yield Read(Q.PROVENANCE, params)
-    return _provenance(state_id, rows[0]) if rows else None
+    rows = yield ops.read(Q.PROVENANCE, id=state_id, max_depth=max_depth)
+    if not rows:
+        raise ops.not_found([state_id])
+    return _provenance(state_id, rows[0])
+
+
+def history(ops: Ops) -> Plan[list[Request]]:
+    """The namespace's committed requests, oldest first."""
+    rows = yield ops.read(Q.HISTORY)
+    return [from_props(Request, row["props"]) for row in rows]
 
 
 def _provenance(state_id: str, row: Row) -> Provenance:

@@ -93,7 +93,7 @@ class Agent(AgentCore[Repository]):
         return self.repo.run(self.discard_plan(request_id))
 
     def begin(self, text: str) -> ActiveState:
-        """Check a new request and give it the next id (a session begins with it too)."""
+        """Check a new request and give it the next id (loading the index the first time)."""
         return self.repo.run(self.begin_plan(text))
 
     def refresh_index(self, relations: Iterable[Relation] = ()) -> None:
@@ -101,7 +101,7 @@ class Agent(AgentCore[Repository]):
         self.repo.run(self.refresh_plan(relations))
 
     def store_command(self, command: Command) -> Any:
-        """Perform one of the driver's Neo4j commands (a session calls it too)."""
+        """Perform one of the driver's Neo4j commands."""
         return self.repo.run(self.store_plan(command))
 
     def hold(self, request_id: str) -> RequestHold:

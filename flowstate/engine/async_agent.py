@@ -41,8 +41,8 @@ from flowstate.store.holds import OpenRequest
 
 class AsyncAgent(AgentCore[AsyncRepository]):
     """`Agent` for asyncio, over an `AsyncRepository`: `AsyncAgent(repo, model, tools, config,
-    approve, redact)`. Build it with `await fs.agent(...)` of an `AsyncFlowState` (which loads
-    the index), or directly: that does no I/O, the index loads at the first request."""
+    approve, redact)`, or `await fs.agent(...)` of an `AsyncFlowState`. Building it does no
+    I/O: the index loads at the first request."""
 
     async def arun(self, text: str) -> RunResult:
         """Run one request to its end and commit what it created."""

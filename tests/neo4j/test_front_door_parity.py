@@ -179,7 +179,7 @@ def _comparable(seen: dict[str, Any], namespace: str) -> dict[str, Any]:
 
 
 def _refuse(*args: Any, **kwargs: Any) -> Any:
-    raise AssertionError("the sync driver was used by the async front door")
+    raise AssertionError("a driver was used where no I/O belongs")
 
 
 def test_both_front_doors_read_back_the_same(
@@ -243,3 +243,30 @@ def test_a_dropped_async_session_lets_its_request_go(repo: Repository, async_she
     rid = async_shell.wait(drop())
     picked = async_shell.wait(fs.resume(rid))  # another writer can go on at once
     assert async_shell.wait(picked.discard()) == rid
+
+
+def test_both_front_doors_build_agents_without_io_and_load_at_the_first_request(
+    store: Store, repo: Repository, async_shell: Shell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert async_shell.store is not None
+    fs = FlowState(store, repo.namespace)
+    afs = AsyncFlowState(async_shell.store, repo.namespace)
+    fs.remember([BUDGET], "Our hotel budget is 150 EUR a night", summary="Hotel budget")
+    sync_model = ScriptedModel.sequence(f"{repo.namespace}-s", [step(action=final())])
+    async_model = ScriptedModel.sequence(f"{repo.namespace}-a", [step(action=final())])
+    try:
+        with monkeypatch.context() as m:
+            for driver in (neo4j.Driver, neo4j.AsyncDriver):
+                m.setattr(driver, "execute_query", _refuse)
+                m.setattr(driver, "session", _refuse)
+            agents = [fs.agent(sync_model), async_shell.wait(afs.agent(async_model))]
+        assert [a.loaded_at for a in agents] == [None, None]
+        agents[0].run("what is our budget?")
+        async_shell.wait(agents[1].arun("what is our budget?"))
+    finally:
+        unregister(sync_model.name)
+        unregister(async_model.name)
+    for model in (sync_model, async_model):
+        assert (
+            "r1.budget [constraint] Hotel budget 150 EUR" in model.calls[0].messages[-1]["content"]
+        )

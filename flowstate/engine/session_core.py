@@ -97,7 +97,9 @@ def pickup_plan(
     agent: AgentCore[Any], request_id: str
 ) -> Plan[tuple[ActiveState, RunResult | None]]:
     """The open request `request_id` taken over from its draft, or (committed by a process
-    that stopped before it could say so) a stand-in for it with its commit's result."""
+    that stopped before it could say so) a stand-in for it with its commit's result. The
+    index is loaded first: the picked-up step is checked against it."""
+    yield from agent.refresh_plan()
     if (yield from agent.ops.open_request(request_id)) is None:
         result = yield from committed_result(agent.ops, request_id)
         if result is not None:

@@ -12,7 +12,14 @@ from typing import Any
 import neo4j
 import pytest
 
-from flowstate import Approval, AsyncFlowState, FlowState, ScriptedModel
+from flowstate import (
+    Approval,
+    AsyncFlowState,
+    FlowState,
+    RequestInterrupted,
+    RunResult,
+    ScriptedModel,
+)
 from flowstate.llm.scripted import unregister
 from flowstate.store import Repository, Store
 from tests.neo4j.engine_helpers import Shell, add, final, step
@@ -270,3 +277,40 @@ def test_both_front_doors_build_agents_without_io_and_load_at_the_first_request(
         assert (
             "r1.budget [constraint] Hotel budget 150 EUR" in model.calls[0].messages[-1]["content"]
         )
+
+
+def _resumed(fs: FlowState, flaky: ScriptedModel, steady: ScriptedModel) -> RunResult:
+    fs.remember([BUDGET], "Our hotel budget is 150 EUR a night", summary="Budget")
+    with pytest.raises(RequestInterrupted):
+        fs.agent(flaky, retry_backoff_s=0).run("Plan the trip")
+    return fs.agent(steady).resume()  # a fresh agent: nothing loaded yet
+
+
+async def _aresumed(fs: AsyncFlowState, flaky: ScriptedModel, steady: ScriptedModel) -> RunResult:
+    await fs.remember([BUDGET], "Our hotel budget is 150 EUR a night", summary="Budget")
+    with pytest.raises(RequestInterrupted):
+        await (await fs.agent(flaky, retry_backoff_s=0)).arun("Plan the trip")
+    return await (await fs.agent(steady)).aresume()
+
+
+def test_a_fresh_agent_of_either_front_door_resumes_with_the_index_loaded(
+    store: Store, repo: Repository, other_repo: Repository, async_shell: Shell
+) -> None:
+    assert async_shell.store is not None
+    name = repo.namespace
+    models = [ScriptedModel.sequence(f"{name}-{n}", [step([NOTE])]) for n in ("f1", "f2")]
+    models += [ScriptedModel.sequence(f"{name}-{n}", [step(action=final())]) for n in ("s1", "s2")]
+    flaky, aflaky, steady, asteady = models  # each flaky one fails after its one step
+    try:
+        results = [
+            _resumed(FlowState(store, repo.namespace), flaky, steady),
+            async_shell.wait(
+                _aresumed(AsyncFlowState(async_shell.store, other_repo.namespace), aflaky, asteady)
+            ),
+        ]
+    finally:
+        for model in models:
+            unregister(model.name)
+    for result, model in zip(results, (steady, asteady), strict=True):
+        assert result.request_id == "r2" and result.states_added == ["r2.note"]
+        assert "r1.budget [constraint]" in model.calls[0].messages[-1]["content"]

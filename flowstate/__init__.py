@@ -3,8 +3,7 @@
 import typing
 
 from flowstate import _lazy
-
-__version__ = "0.1.0"
+from flowstate.version import __version__ as __version__
 
 # Each public name is imported when first used: `flowstate --help` and every submodule
 # import go through this package, and must not pay for the Neo4j driver (see `_lazy`).

@@ -12,7 +12,7 @@ Every verb is a plan of `flowstate.engine.front.FrontCore` run on the sync drive
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Self
 
 from pydantic import SecretStr
@@ -28,16 +28,16 @@ from flowstate.engine.tools import Tool
 from flowstate.errors import UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.llm.scripted import ScriptedModel
-from flowstate.models import ids
 from flowstate.models.records import Request
 from flowstate.models.views import Provenance, RevealedState
 from flowstate.safety.redaction import Redactor
 from flowstate.safety.retention import RetentionPolicy, apply_retention
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
-from flowstate.store.base import GraphCounts
+from flowstate.store.forgetting import NamespaceContents
 from flowstate.store.holds import OpenRequest
 from flowstate.store.namespace_node import NamespaceSummary
+from flowstate.store.reading import GraphCounts
 from flowstate.store.search import SearchHit
 
 
@@ -82,10 +82,6 @@ class FlowState:
             store.close()  # a bad namespace or a failed retention must not leak the driver
             raise
         return fs
-
-    def apply_retention(self, policy: RetentionPolicy) -> dict[str, dict[str, int]]:
-        """Expire what `policy` no longer keeps; the deleted counts per kind."""
-        return apply_retention(self.repository, policy)
 
     @property
     def namespace(self) -> str:
@@ -168,14 +164,43 @@ class FlowState:
         """
         return self.repository.run(self._front.search(text, limit))
 
+    # --- forgetting, retention, export and import (AsyncFlowState has the same) -------------
+
     def forget(self, record_id: str) -> GraphCounts:
         """Forget a request (with everything it produced) or one state, drafts included;
         what was deleted. The same scrub as `flowstate forget ID`."""
-        if ids.is_request_id(record_id):
-            return self.repository.forget_request(record_id)
-        if ids.is_state_id(record_id):
-            return self.repository.forget_state(record_id)
-        raise UsageError(f"{record_id[:60]!r} is neither a request id (r3) nor a state id (r3.key)")
+        return self.repository.forget(record_id)
+
+    def forget_all(
+        self, confirm: Callable[[NamespaceContents], object] | None = None
+    ) -> GraphCounts:
+        """Forget the whole namespace, drafts and id counter included (ids start again at
+        r1); what was deleted. NamespaceBusy while a live writer runs a request there (checked
+        again after `confirm`); NotFoundError when the namespace holds nothing.
+
+        `confirm` is shown what will go before anything is deleted; raising there stops it.
+        """
+        contents = self.repository.whole_namespace()
+        if confirm is not None:
+            confirm(contents)
+        return self.repository.forget_namespace()
+
+    def apply_retention(self, policy: RetentionPolicy) -> dict[str, dict[str, int]]:
+        """Expire what `policy` no longer keeps; the deleted counts per kind."""
+        return self.repository.run(apply_retention(self.repository.ops, policy))
+
+    def expiring(self, policy: RetentionPolicy) -> dict[str, int]:
+        """How many records `apply_retention(policy)` would delete now, per kind."""
+        return self.repository.expiring(policy.cutoffs())
+
+    def export_jsonl(self) -> Iterator[str]:
+        """The namespace as JSON Lines, newline-terminated (`flowstate.store.export`)."""
+        return self.repository.export_jsonl()
+
+    def import_jsonl(self, lines: Iterable[str]) -> GraphCounts:
+        """Load an export into this empty namespace, all of it or nothing; what was created.
+        A bad line raises ValidationFailed naming its number."""
+        return self.repository.import_jsonl(lines)
 
     def shown_index(self, text: str | None = None) -> RenderedIndex:
         """The index a host's model is shown (for a request whose text is `text`), brought up

@@ -6,14 +6,15 @@
         print((await fs.index()).text)
 
 Every method of `FlowState` is here with the same name and parameters, awaited, and runs the
-same plan (`flowstate.engine.front.FrontCore`) on the async driver, so nothing blocks the
-event loop on Neo4j. Forgetting, retention, export and import are sync-only (`FlowState`).
+same plan on the async driver (`flowstate.engine.front.FrontCore`, and the store's plans for
+forgetting, retention, export and import), so nothing blocks the event loop on Neo4j.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+import inspect
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Self
 
 from flowstate.api import as_tools, connection_settings, model_client
@@ -31,8 +32,10 @@ from flowstate.llm.scripted import ScriptedModel
 from flowstate.models.records import Request
 from flowstate.models.views import Provenance, RevealedState
 from flowstate.safety.redaction import Redactor
+from flowstate.safety.retention import RetentionPolicy, apply_retention
 from flowstate.settings import Neo4jSettings
-from flowstate.store import AsyncRepository, AsyncStore
+from flowstate.store import AsyncRepository, AsyncStore, GraphCounts
+from flowstate.store.forgetting import NamespaceContents
 from flowstate.store.holds import OpenRequest
 from flowstate.store.namespace_node import NamespaceSummary
 from flowstate.store.search import SearchHit
@@ -60,8 +63,8 @@ class AsyncFlowState:
         read_only: bool = False,
         settings: Neo4jSettings | None = None,
     ) -> Self:
-        """`FlowState.connect` on the async driver (same arguments, no retention: run
-        `FlowState.apply_retention` where that is wanted)."""
+        """`FlowState.connect` on the async driver (same arguments but `retention`: await
+        `fs.apply_retention(policy)` where that is wanted)."""
         wanted = connection_settings(uri, user, password, database, settings)
         store = await AsyncStore.connect(wanted)
         try:
@@ -181,6 +184,38 @@ class AsyncFlowState:
     async def namespaces(self) -> list[NamespaceSummary]:
         """Every namespace of the database that holds anything, with its counts."""
         return await self.repository.run(self._front.namespaces())
+
+    # --- forgetting, retention, export and import (as FlowState's, awaited) ----------------
+
+    async def forget(self, record_id: str) -> GraphCounts:
+        """`FlowState.forget`: a request (with everything it produced) or one state."""
+        return await self.repository.forget(record_id)
+
+    async def forget_all(
+        self, confirm: Callable[[NamespaceContents], object] | None = None
+    ) -> GraphCounts:
+        """`FlowState.forget_all`: the whole namespace, with the same refusals; `confirm` may
+        be `async def` (awaited) or a plain function."""
+        contents = await self.repository.whole_namespace()
+        if confirm is not None and inspect.isawaitable(answer := confirm(contents)):
+            await answer
+        return await self.repository.forget_namespace()
+
+    async def apply_retention(self, policy: RetentionPolicy) -> dict[str, dict[str, int]]:
+        """Expire what `policy` no longer keeps; the deleted counts per kind."""
+        return await self.repository.run(apply_retention(self.repository.ops, policy))
+
+    async def expiring(self, policy: RetentionPolicy) -> dict[str, int]:
+        """How many records `apply_retention(policy)` would delete now, per kind."""
+        return await self.repository.expiring(policy.cutoffs())
+
+    async def export_jsonl(self) -> Iterator[str]:
+        """The namespace as JSON Lines, newline-terminated (read whole before it returns)."""
+        return await self.repository.export_jsonl()
+
+    async def import_jsonl(self, lines: Iterable[str]) -> GraphCounts:
+        """Load an export into this empty namespace, all of it or nothing; what was created."""
+        return await self.repository.import_jsonl(lines)
 
     async def close(self) -> None:
         """Close the connection `connect` opened; a store passed in stays open."""

@@ -14,7 +14,7 @@ from flowstate.models import AddOp, StepOutput, ids
 from flowstate.models.records import utcnow
 from flowstate.rules import Limits, Visibility, apply_delta, check_delta
 from flowstate.store import Repository, Store
-from flowstate.store.catalog import Q
+from flowstate.store.connection import ping
 from flowstate_bench.stats import sample_ms, timed_ms
 from flowstate_bench.synthetic import BundleShape, request_bundle, state_key
 
@@ -108,7 +108,7 @@ def delta_apply(rendered: RenderedIndex, revealed: list[str], n: int) -> list[fl
 def bolt_round_trip(store: Store, n: int) -> list[float]:
     """A bare `RETURN 1` through the same driver and settings: the unit the engine's
     critical path is judged in (this machine's Bolt round trip, measured in the same run)."""
-    return sample_ms(lambda: store.read(Q.PING, {}), n)
+    return sample_ms(lambda: store.run(ping()), n)
 
 
 def single_write(repo: Repository, n: int) -> list[float]:

@@ -68,7 +68,7 @@ def demo(namespace: str, reset: bool, model: str | None, as_json: bool) -> None:
         client = scripted.client()
     with scripted or nullcontext(), open_memory(namespace) as fs:
         if reset and fs.history():
-            fs.repository.forget_namespace()
+            fs.forget_all()
             console.print(f"Emptied namespace [bold]{namespace}[/].")
         before = len(fs.history())
         if before:

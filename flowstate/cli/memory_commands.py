@@ -14,7 +14,7 @@ from flowstate.errors import NotFoundError, UsageError
 
 if TYPE_CHECKING:
     from flowstate.models.records import Request
-    from flowstate.store import Repository
+    from flowstate.store.forgetting import NamespaceContents
 
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 
@@ -84,52 +84,31 @@ def forget(
 
     if bool(record_id) == everything:
         raise UsageError("give either an id or --all")
+    if not everything and not (
+        ids.is_request_id(record_id or "") or ids.is_state_id(record_id or "")
+    ):
+        raise UsageError(f"{record_id!r} is not a request id (r3) or a state id (r3.key)")
+    what = f"{record_id} of {namespace!r}"
     with open_memory(namespace) as fs:
-        repo = fs.repository
         if everything:
-            what = _whole_namespace(repo)
-        elif ids.is_request_id(record_id or "") or ids.is_state_id(record_id or ""):
-            what = f"{record_id} of {namespace!r}"
+
+            def ask(contents: NamespaceContents) -> None:
+                nonlocal what
+                what = contents.describe()
+                if not yes:
+                    confirm(f"Forget {what}? This cannot be undone")
+
+            # Refused (NamespaceBusy) also when a request began while the prompt waited.
+            counts = fs.forget_all(ask)
         else:
-            raise UsageError(f"{record_id!r} is not a request id (r3) or a state id (r3.key)")
-        if not yes:
-            confirm(f"Forget {what}? This cannot be undone")
-        if everything:
-            # Refused (NamespaceBusy) when a request began while the prompt waited.
-            counts = repo.forget_namespace()
-        elif ids.is_request_id(record_id or ""):
-            counts = repo.forget_request(record_id or "")
-        else:
-            counts = repo.forget_state(record_id or "")
+            if not yes:
+                confirm(f"Forget {what}? This cannot be undone")
+            counts = fs.forget(record_id or "")
     emit(
         counts.model_dump(),
         as_json,
         f"Forgot {what}: {counts.nodes} nodes, {counts.relationships} relationships deleted.",
     )
-
-
-def _whole_namespace(repo: Repository) -> str:
-    """What `forget --all` would delete, refused while a request runs there."""
-    from flowstate.errors import NamespaceBusy
-
-    open_requests = repo.open_requests()
-    running = [r for r in open_requests if r.held]
-    if running:
-        raise NamespaceBusy(
-            f"namespace {repo.namespace!r} is busy: writer {running[0].holder} runs request "
-            f"{running[0].request_id} there; wait until it ends",
-            owner=running[0].holder,
-            expires=running[0].expires,
-        )
-    held = repo.counts()
-    if held.nodes == 0 and repo.stamp().epoch is None:
-        raise NotFoundError(f"namespace {repo.namespace!r} holds nothing to forget")
-    requests = len(repo.history())
-    parts = [f"{requests} request{'s' * (requests != 1)}"]
-    if open_requests:
-        names = ", ".join(r.request_id for r in open_requests)
-        parts.append(f"the interrupted request{'s' * (len(open_requests) != 1)} {names}")
-    return f"namespace {repo.namespace!r} ({', '.join(parts)}; {held.nodes} nodes)"
 
 
 @click.command()
@@ -150,7 +129,7 @@ def export(namespace: str, output: Path | None) -> None:
     """
     with open_memory(namespace, read_only=True) as fs:
         _require_history(fs.history(), namespace)
-        lines = list(fs.repository.export_jsonl())
+        lines = list(fs.export_jsonl())
     if output is None:
         click.echo("".join(lines), nl=False)
         return
@@ -185,7 +164,7 @@ def import_(source: Any, namespace: str, as_json: bool) -> None:
         emit({"nodes": 0, "relationships": 0}, as_json, f"Imported nothing into {namespace!r}.")
         return
     with open_memory(namespace) as fs:
-        counts = fs.repository.import_jsonl(lines)
+        counts = fs.import_jsonl(lines)
     emit(
         counts.model_dump(),
         as_json,

@@ -62,7 +62,7 @@ def apply(ctx: click.Context, namespace: str, policy: str, yes: bool, as_json: b
     from_env = ctx.get_parameter_source("policy") is click.core.ParameterSource.ENVIRONMENT
     parsed = RetentionPolicy.parse(policy, RETENTION_VARIABLE if from_env else "--policy")
     with open_memory(namespace, retention=False) as fs:
-        doomed = {k: n for k, n in fs.repository.expiring(parsed.cutoffs()).items() if n}
+        doomed = {k: n for k, n in fs.expiring(parsed).items() if n}
         if not doomed:
             emit({}, as_json, f"Policy: {parsed.describe()}\nnothing to expire")
             return

@@ -62,12 +62,12 @@ READS = [
         "Open past states",
         s.RevealArgs,
         s.RevealOut,
-        "Open past states: full content and their relations as type + other end's id. At most "
-        "8 ids per call, only ids already shown (the index, a search, or a relation end opened "
-        "before, inside a request); a relation's far end (a state or an observation) opens "
-        "only when asked for in a later call. Ids that cannot open are listed with the reason "
-        "and the rest open. With a request_id this is a step of that request and what opens "
-        "becomes citable. Page 2+ re-reads what is open.",
+        "Open past states: full content and their relations as type + other end's id. At most 8 "
+        "ids per call, only ids already shown (the index, a search, a write's reply, or a "
+        "relation end opened before, inside a request); a relation's far end (a state or an "
+        "observation) opens only when asked for in a later call. Ids that cannot open are listed "
+        "with the reason and the rest open. With a request_id this is a step of that request and "
+        "what opens becomes citable. Page 2+ re-reads what is open.",
         read_only=True,
         idempotent=True,
     ),

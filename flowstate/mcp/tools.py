@@ -196,11 +196,12 @@ class MemoryTools:
         return out, f"approved ({verdict.decision_id}): run {args.tool} now"
 
     def memory_commit(self, args: s.CommitArgs) -> Result:
-        _, requests = self.memory.get()
+        fs, requests = self.memory.get()
         session = requests.get(args.request_id)
         again = session.closed
         result = self._step(session, lambda x: x.commit(args.answer, args.summary))
         requests.close(args.request_id)
+        self._browse(fs).shown(result.states_added)  # shown to the model by this very reply
         out = s.CommitOut(
             request_id=result.request_id,
             outcome=result.outcome.value,

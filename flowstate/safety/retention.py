@@ -20,7 +20,8 @@ from flowstate.models.records import utcnow
 from flowstate.models.vocab import Category
 
 if TYPE_CHECKING:
-    from flowstate.store import Repository
+    from flowstate.store.ops import Ops
+    from flowstate.store.plans import Plan
 
 Kind = Category | Literal["observation"]
 MAX_DAYS = 36_500  # a hundred years; longer is "forever", which null already says
@@ -73,10 +74,13 @@ class RetentionPolicy(BaseModel):
 
 
 def apply_retention(
-    repo: Repository, policy: RetentionPolicy, now: datetime | None = None
-) -> dict[str, dict[str, int]]:
-    """Expire what the policy no longer keeps; returns the deleted counts per kind."""
-    return {
-        str(kind): repo.expire(kind, before).model_dump()
-        for kind, before in policy.cutoffs(now).items()
-    }
+    ops: Ops, policy: RetentionPolicy, now: datetime | None = None
+) -> Plan[dict[str, dict[str, int]]]:
+    """Expire what the policy no longer keeps (a plan: `repo.run(apply_retention(repo.ops,
+    policy))`); the deleted counts per kind."""
+    from flowstate.store.forgetting import expire  # the policy alone needs no Neo4j driver
+
+    deleted: dict[str, dict[str, int]] = {}
+    for kind, before in policy.cutoffs(now).items():
+        deleted[str(kind)] = (yield from expire(ops, kind, before)).model_dump()
+    return deleted

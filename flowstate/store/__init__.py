@@ -2,8 +2,8 @@
 
 from flowstate.store.async_connection import AsyncStore
 from flowstate.store.async_repository import AsyncRepository
-from flowstate.store.base import GraphCounts
 from flowstate.store.connection import Store
+from flowstate.store.reading import GraphCounts
 from flowstate.store.repository import Repository
 
 __all__ = ["AsyncRepository", "AsyncStore", "GraphCounts", "Repository", "Store"]

@@ -4,9 +4,10 @@
     stamp = await store.run(Ops("trip").stamp())
     await store.close()
 
-Only plans run here (`flowstate.store.plans`): every operation the async agent needs is one
-of them, written once for both drivers. Errors are mapped as the sync store maps them, and
-the driver retries transactions the same way (`execute_write`, `execute_query`).
+Only plans run here (`flowstate.store.plans`), as on `Store`: every operation of the
+repository is one of them, written once for both drivers. Errors are mapped as the sync store
+maps them, and the driver retries transactions the same way (`execute_write`,
+`execute_query`).
 """
 
 from __future__ import annotations
@@ -18,13 +19,15 @@ import neo4j
 
 from flowstate.settings import Neo4jSettings
 from flowstate.store import schema
-from flowstate.store.catalog import Q, query
-from flowstate.store.connection import driver_options, invalid_uri, mapped_errors
+from flowstate.store.catalog import query
+from flowstate.store.connection import changes_of, driver_options, invalid_uri, mapped_errors, ping
 from flowstate.store.plans import (
+    Batched,
+    Changes,
     Op,
     Plan,
     Read,
-    Row,
+    Rows,
     Statement,
     Stmt,
     Transaction,
@@ -63,7 +66,7 @@ class AsyncStore:
         """Raise StoreUnavailable/StoreError unless the configured database answers."""
         with mapped_errors(self._settings):
             await self._driver.verify_connectivity()
-        await self.run(_ping())
+        await self.run(ping())
 
     async def close(self) -> None:
         await self._driver.close()
@@ -85,35 +88,42 @@ class AsyncStore:
             return await self._execute(query(op.name), op.params, neo4j.RoutingControl.WRITE)
         if isinstance(op, Statement):
             return await self._execute(op.text, {}, neo4j.RoutingControl.WRITE)
+        if isinstance(op, Batched):
+            return await self._batched(op)
         if isinstance(op, Transaction):
             return await self._transaction(op.work)
         raise TypeError(f"unknown store operation {op!r}")
 
     async def _execute(
         self, text: str, params: Mapping[str, Any], routing: neo4j.RoutingControl
-    ) -> list[Row]:
+    ) -> Rows:
         with mapped_errors(self._settings):
             result = await self._driver.execute_query(
                 text, dict(params), routing_=routing, database_=self._settings.database
             )
-        return [record.data() for record in result.records]
+        rows = [record.data() for record in result.records]
+        return Rows(rows, changes_of(result.summary.counters))
+
+    async def _batched(self, op: Batched) -> Changes:
+        with mapped_errors(self._settings):
+            async with self._session() as session:
+                result = await session.run(query(op.name), dict(op.params))
+                return changes_of((await result.consume()).counters)
 
     async def _transaction(self, work: Callable[[], TxWork[Any]]) -> Any:
         async def attempt(tx: neo4j.AsyncManagedTransaction) -> Any:
-            async def statement(stmt: Stmt) -> list[Row]:
+            async def statement(stmt: Stmt) -> Rows:
                 result = await tx.run(query(stmt.name), dict(stmt.params))
-                return await result.data()
+                rows = await result.data()
+                return Rows(rows, changes_of((await result.consume()).counters))
 
             # A fresh generator per attempt: the driver retries transient failures.
             return await adrive(work(), statement)
 
         with mapped_errors(self._settings):
-            manager = self._driver.execute_query_bookmark_manager  # causal chaining, as sync
-            async with self._driver.session(
-                database=self._settings.database, bookmark_manager=manager
-            ) as session:
+            async with self._session() as session:
                 return await session.execute_write(attempt)
 
-
-def _ping() -> Plan[None]:
-    yield Read(Q.PING, {})
+    def _session(self) -> neo4j.AsyncSession:
+        manager = self._driver.execute_query_bookmark_manager  # causal chaining, as sync
+        return self._driver.session(database=self._settings.database, bookmark_manager=manager)

@@ -13,16 +13,18 @@ from flowstate.models import RequestBundle
 from flowstate.store.catalog import Q
 from flowstate.store.codec import to_props
 from flowstate.store.holds import held_by_other
-from flowstate.store.plans import Stmt, TxWork
+from flowstate.store.plans import Changes, Stmt, TxWork
 
 
-def write_bundle(namespace: str, bundle: RequestBundle, owner: str | None = None) -> TxWork[None]:
+def write_bundle(
+    namespace: str, bundle: RequestBundle, owner: str | None = None
+) -> TxWork[Changes]:
     """Create the request, its states, observations, relations, evidence and decisions; drop
-    its draft. One statement, so one round trip; what it reports is checked afterwards. With
-    `owner`, only while `owner` holds the request's draft."""
+    its draft; what that changed. One statement, so one round trip; what it reports is checked
+    afterwards. With `owner`, only while `owner` holds the request's draft."""
     request = bundle.request
     rid = request.id
-    [row] = yield Stmt(
+    rows = yield Stmt(
         Q.COMMIT_BUNDLE,
         {
             "namespace": namespace,
@@ -35,6 +37,7 @@ def write_bundle(namespace: str, bundle: RequestBundle, owner: str | None = None
             "decisions": [to_props(d) for d in bundle.decisions],
         },
     )
+    row = rows[0]
     if not row["held"]:
         held = {"holder": row["holder"], "expires": None} if row["holder"] else None
         raise held_by_other(namespace, rid, held, "commit")
@@ -53,6 +56,7 @@ def write_bundle(namespace: str, bundle: RequestBundle, owner: str | None = None
     _expect(row["evidence"], len(bundle.evidence), "evidence links", rid)
     _missing(row["decision_missing"], f"cannot commit {rid}: cited state(s)", namespace)
     _expect(row["decisions"], len(bundle.decisions), "decisions", rid)
+    return rows.changes
 
 
 def _missing(missing: list[str], what: str, namespace: str) -> None:

@@ -1,65 +1,43 @@
-"""The sync connection to Neo4j: one driver, named queries, and neo4j errors mapped to ours.
+"""The sync connection to Neo4j: one driver, executing plans, and neo4j errors mapped to ours.
 
     with Store.connect(Neo4jSettings()) as store:
         repo = Repository(store, "demo")
 
-`Store.run` executes plans (`flowstate.store.plans`), which `AsyncStore` executes on the async
-driver too; the error mapping and driver options here serve both. Nothing here knows the
-graph's meaning; `Repository` and `Ops` do.
+`Store.run` is the only way a query runs (`flowstate.store.plans`); `AsyncStore` executes
+the same plans on the async driver, with the error mapping and driver options here. Nothing
+here knows the graph's meaning; the plans do.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any, Self, TypeVar
 
 import neo4j
 from neo4j import exceptions as neo
 
-from flowstate import __version__
 from flowstate.errors import StoreError, StoreUnavailable, ValidationFailed
 from flowstate.settings import Neo4jSettings
 from flowstate.store import schema
 from flowstate.store.catalog import Q, query
-from flowstate.store.plans import Op, Plan, Read, Row, Statement, Transaction, TxWork, Write, drive
+from flowstate.store.plans import (
+    Batched,
+    Changes,
+    Op,
+    Plan,
+    Read,
+    Rows,
+    Statement,
+    Stmt,
+    Transaction,
+    TxWork,
+    Write,
+    drive,
+)
+from flowstate.version import __version__
 
 T = TypeVar("T")
-
-
-@dataclass
-class Changes:
-    """What a write did, from the server's own counters."""
-
-    nodes_created: int = 0
-    nodes_deleted: int = 0
-    relationships_created: int = 0
-    relationships_deleted: int = 0
-
-    def add(self, counters: neo4j.SummaryCounters) -> None:
-        self.nodes_created += counters.nodes_created
-        self.nodes_deleted += counters.nodes_deleted
-        self.relationships_created += counters.relationships_created
-        self.relationships_deleted += counters.relationships_deleted
-
-
-@dataclass
-class Tx:
-    """A write transaction handed to `Store.transaction`'s work function."""
-
-    _tx: neo4j.ManagedTransaction
-    changes: Changes = field(default_factory=Changes)
-
-    def run(self, name: Q, params: Mapping[str, Any]) -> list[Row]:
-        result = self._tx.run(query(name), dict(params))
-        rows = [record.data() for record in result]
-        self.changes.add(result.consume().counters)
-        return rows
-
-    def drive(self, work: TxWork[T]) -> T:
-        """Run transaction work written as a generator (`flowstate.store.plans`) in this one."""
-        return drive(work, lambda stmt: self.run(stmt.name, stmt.params))
 
 
 class Store:
@@ -102,7 +80,7 @@ class Store:
         # verify_connectivity fails fast; a query alone would be retried for up to 30 s.
         with mapped_errors(self._settings):
             self._driver.verify_connectivity()
-        self.read(Q.PING, {})
+        self.run(ping())
 
     def close(self) -> None:
         self._driver.close()
@@ -119,50 +97,41 @@ class Store:
 
     def _perform(self, op: Op) -> Any:
         if isinstance(op, Read):
-            return self.read(op.name, op.params)
+            return self._execute(query(op.name), op.params, neo4j.RoutingControl.READ)
         if isinstance(op, Write):
-            return self.write(op.name, op.params)[0]
+            return self._execute(query(op.name), op.params, neo4j.RoutingControl.WRITE)
         if isinstance(op, Statement):
-            return self._execute(op.text, {}, neo4j.RoutingControl.WRITE)[0]
+            return self._execute(op.text, {}, neo4j.RoutingControl.WRITE)
+        if isinstance(op, Batched):
+            return self._batched(op)
         if isinstance(op, Transaction):
-            work = op.work
-            return self.transaction(lambda tx: tx.drive(work()))
+            return self._transaction(op.work)
         raise TypeError(f"unknown store operation {op!r}")
 
-    def read(self, name: Q, params: Mapping[str, Any]) -> list[Row]:
-        """Run a read query (routed to readers) and return its rows as dicts."""
-        rows, _ = self._execute(query(name), params, neo4j.RoutingControl.READ)
-        return rows
+    def _execute(self, text: str, params: Mapping[str, Any], routing: neo4j.RoutingControl) -> Rows:
+        with mapped_errors(self._settings):
+            result = self._driver.execute_query(
+                text, dict(params), routing_=routing, database_=self.database
+            )
+        rows = [record.data() for record in result.records]
+        return Rows(rows, changes_of(result.summary.counters))
 
-    def write(self, name: Q, params: Mapping[str, Any]) -> tuple[list[Row], Changes]:
-        """Run a single-statement write in its own transaction."""
-        return self._execute(query(name), params, neo4j.RoutingControl.WRITE)
+    def _batched(self, op: Batched) -> Changes:
+        with mapped_errors(self._settings), self._session() as session:
+            return changes_of(session.run(query(op.name), dict(op.params)).consume().counters)
 
-    def write_batched(self, name: Q, params: Mapping[str, Any]) -> Changes:
-        """Run a query that commits its own batches (`CALL ... IN TRANSACTIONS`).
+    def _transaction(self, work: Callable[[], TxWork[T]]) -> T:
+        def attempt(tx: neo4j.ManagedTransaction) -> T:
+            def statement(stmt: Stmt) -> Rows:
+                result = tx.run(query(stmt.name), dict(stmt.params))
+                rows = [record.data() for record in result]
+                return Rows(rows, changes_of(result.consume().counters))
 
-        Such a query cannot run inside a managed transaction, so it goes through an
-        auto-commit one; the driver does not retry it, and the query must be safe to re-run.
-        """
-        changes = Changes()
-        with (
-            mapped_errors(self._settings),
-            self._session() as session,
-        ):
-            summary = session.run(query(name), dict(params)).consume()
-        changes.add(summary.counters)
-        return changes
+            # A fresh generator per attempt: the driver retries transient failures.
+            return drive(work(), statement)
 
-    def transaction(self, work: Callable[[Tx], T]) -> T:
-        """Run `work` in one write transaction: any exception it raises rolls everything back.
-
-        The driver may retry `work` on transient failures, so it must only touch the database.
-        """
-        with (
-            mapped_errors(self._settings),
-            self._session() as session,
-        ):
-            return session.execute_write(lambda tx: work(Tx(tx)))
+        with mapped_errors(self._settings), self._session() as session:
+            return session.execute_write(attempt)
 
     def _session(self) -> neo4j.Session:
         # The bookmarks `execute_query` keeps: a read after this transaction (routed to a
@@ -170,16 +139,19 @@ class Store:
         manager = self._driver.execute_query_bookmark_manager
         return self._driver.session(database=self.database, bookmark_manager=manager)
 
-    def _execute(
-        self, text: str, params: Mapping[str, Any], routing: neo4j.RoutingControl
-    ) -> tuple[list[Row], Changes]:
-        with mapped_errors(self._settings):
-            result = self._driver.execute_query(
-                text, dict(params), routing_=routing, database_=self.database
-            )
-        changes = Changes()
-        changes.add(result.summary.counters)
-        return [record.data() for record in result.records], changes
+
+def ping() -> Plan[None]:
+    """The cheapest query: the database answers."""
+    yield Read(Q.PING, {})
+
+
+def changes_of(counters: neo4j.SummaryCounters) -> Changes:
+    return Changes(
+        nodes_created=counters.nodes_created,
+        nodes_deleted=counters.nodes_deleted,
+        relationships_created=counters.relationships_created,
+        relationships_deleted=counters.relationships_deleted,
+    )
 
 
 def driver_options(settings: Neo4jSettings) -> dict[str, Any]:

@@ -10,7 +10,8 @@ expired, the copies must go too, or the draft would keep what the user asked to 
     '{"revealed": {"r2.b": {}}, "pending_access": []}'
 
 The payload is handled as plain JSON (not as an ActiveState), so a draft written by another
-version of FlowState is scrubbed as well as it can be, never refused.
+version of FlowState is scrubbed as well as it can be, never refused. `scrub_all` does it to
+every draft of a namespace, inside the transaction that deleted the records.
 """
 
 from __future__ import annotations
@@ -19,7 +20,20 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from flowstate.store.catalog import Q
+from flowstate.store.plans import Stmt, TxWork
+
 Gone = Callable[[str], bool]
+
+
+def scrub_all(namespace: str, gone: Gone) -> TxWork[None]:
+    """Inside a write transaction: rewrite each draft of `namespace` that copied what `gone`
+    names."""
+    for row in (yield Stmt(Q.DRAFTS, {"namespace": namespace})):
+        scrubbed = scrub(row["payload"], gone)
+        if scrubbed is not None:
+            params = {"request_id": row["request_id"], "payload": scrubbed}
+            yield Stmt(Q.SCRUB_DRAFT, {"namespace": namespace, **params})
 
 
 def of_request(request_id: str) -> Gone:

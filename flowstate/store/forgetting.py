@@ -1,7 +1,9 @@
-"""Deleting from a namespace: forget a request, a state or everything; retention.
+"""Deleting from a namespace, as plans over its `Ops`: forget a request, a state or everything;
+retention (expire what is older than a cutoff).
 
 Each deletion raises the namespace's stamp and keeps its counter (ids are never reused) in
 the same transaction, and scrubs what it deleted from drafts (`flowstate.store.drafts`).
+What was deleted is counted by the server (`Rows.changes`).
 """
 
 from __future__ import annotations
@@ -10,113 +12,165 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Literal
 
-from flowstate.errors import NamespaceBusy, ValidationFailed
-from flowstate.models import Category
+from pydantic import BaseModel, ConfigDict
+
+from flowstate.errors import NamespaceBusy, NotFoundError, UsageError, ValidationFailed
+from flowstate.models import Category, ids
 from flowstate.store import drafts
-from flowstate.store.base import GraphCounts, deleted
 from flowstate.store.catalog import Q
 from flowstate.store.codec import check_id, shown
-from flowstate.store.connection import Tx
-from flowstate.store.writing import Writing
+from flowstate.store.holds import OpenRequest
+from flowstate.store.ops import Ops
+from flowstate.store.plans import Batched, Changes, Plan, Transaction, TxWork
+from flowstate.store.reading import GraphCounts, counts, history
+
+Kind = Category | Literal["observation"]
 
 
-class Forgetting(Writing):
-    """Forgetting and retention of one namespace."""
+class NamespaceContents(BaseModel):
+    """What forgetting a whole namespace deletes: its requests, open requests and nodes."""
 
-    def forget_request(self, request_id: str) -> GraphCounts:
-        """Delete a request with its states, observations and relationships; re-link NEXT.
-        Drafts that copied any of it are scrubbed; its id is never handed out again."""
-        self._writable("forget")
-        check_id("request", request_id)
-        return self._forget(Q.FORGET_REQUEST, request_id, drafts.of_request(request_id))
+    model_config = ConfigDict(frozen=True)
 
-    def forget_state(self, state_id: str) -> GraphCounts:
-        """Delete one state and all its relationships, and scrub it from drafts."""
-        self._writable("forget")
-        check_id("state", state_id)
-        return self._forget(Q.FORGET_STATE, state_id, drafts.of_ids({state_id}))
+    namespace: str
+    requests: int
+    interrupted: list[str]  # open requests no live writer holds
+    nodes: int
 
-    def forget_namespace(self, *, force: bool = False) -> GraphCounts:
-        """Delete everything the namespace holds, drafts included; NamespaceBusy while a live
-        writer runs a request there, unless `force` (a request that runs on, or begins
-        meanwhile, finds its draft gone at its next save and writes nothing)."""
-        self._writable("forget")
-        running = [] if force else [r for r in self.run(self.ops.open_requests()) if r.held]
-        if running:
-            first = running[0]
-            raise NamespaceBusy(
-                f"namespace {self._namespace!r} is busy: writer {first.holder} runs request "
-                f"{first.request_id} there ({len(running)} running in all); wait until they "
-                "end, or until their holds lapse",
-                owner=first.holder,
-                expires=first.expires,
-            )
-        params = {"namespace": self._namespace}
-        counts = deleted(self._store.write_batched(Q.FORGET_NAMESPACE, params))
-        self._write(Q.FORGET_NAMESPACE_NODE)  # last: a cut-short forget keeps the counter
-        return counts
+    def describe(self) -> str:
+        """`namespace 'demo' (8 requests, the interrupted request r9; 24 nodes)`"""
+        parts = [f"{self.requests} request{'s' * (self.requests != 1)}"]
+        if self.interrupted:
+            many = "s" * (len(self.interrupted) != 1)
+            parts.append(f"the interrupted request{many} {', '.join(self.interrupted)}")
+        return f"namespace {self.namespace!r} ({', '.join(parts)}; {self.nodes} nodes)"
 
-    def expire(self, kind: Category | Literal["observation"], before: datetime) -> GraphCounts:
-        """Retention: delete the namespace's states of one category (or its observations)
-        created before `before`, with all their relationships; returns what was deleted.
 
-            repo.expire(Category.ENVIRONMENT, now - timedelta(days=90))
-            repo.expire("observation", now - timedelta(days=30))
-        """
-        self._writable("expire")
+def forget(ops: Ops, record_id: str) -> Plan[GraphCounts]:
+    """Forget a request (with everything it produced) or one state, by its id; what was
+    deleted. UsageError for an id that is neither."""
+    if ids.is_request_id(record_id):
+        return (yield from forget_request(ops, record_id))
+    if ids.is_state_id(record_id):
+        return (yield from forget_state(ops, record_id))
+    raise UsageError(f"{record_id[:60]!r} is neither a request id (r3) nor a state id (r3.key)")
+
+
+def forget_request(ops: Ops, request_id: str) -> Plan[GraphCounts]:
+    """Delete a request with its states, observations and relationships; re-link NEXT. Drafts
+    that copied any of it are scrubbed; its id is never handed out again."""
+    ops.writable("forget")
+    check_id("request", request_id)
+    return (yield from _forget(ops, Q.FORGET_REQUEST, request_id, drafts.of_request(request_id)))
+
+
+def forget_state(ops: Ops, state_id: str) -> Plan[GraphCounts]:
+    """Delete one state and all its relationships, and scrub it from drafts."""
+    ops.writable("forget")
+    check_id("state", state_id)
+    return (yield from _forget(ops, Q.FORGET_STATE, state_id, drafts.of_ids({state_id})))
+
+
+def whole_namespace(ops: Ops) -> Plan[NamespaceContents]:
+    """What `forget_namespace` would delete now. NamespaceBusy while a live writer runs a
+    request there; NotFoundError when the namespace holds nothing (not even an id counter)."""
+    ops.writable("forget")
+    open_requests = yield from ops.open_requests()
+    _not_busy(ops, open_requests)
+    held = yield from counts(ops)
+    if held.nodes == 0 and (yield from ops.stamp()).epoch is None:
+        raise NotFoundError(f"namespace {ops.namespace!r} holds nothing to forget")
+    return NamespaceContents(
+        namespace=ops.namespace,
+        requests=len((yield from history(ops))),
+        interrupted=[r.request_id for r in open_requests],
+        nodes=held.nodes,
+    )
+
+
+def forget_namespace(ops: Ops, *, force: bool = False) -> Plan[GraphCounts]:
+    """Delete everything the namespace holds, drafts and id counter included; NamespaceBusy
+    while a live writer runs a request there, unless `force` (a request that runs on, or
+    begins meanwhile, finds its draft gone at its next save and writes nothing)."""
+    ops.writable("forget")
+    if not force:
+        _not_busy(ops, (yield from ops.open_requests()))
+    changes = yield Batched(Q.FORGET_NAMESPACE, {"namespace": ops.namespace})
+    yield ops.write(Q.FORGET_NAMESPACE_NODE)  # last: a cut-short forget keeps the counter
+    return _deleted(changes)
+
+
+def expire(ops: Ops, kind: Kind, before: datetime) -> Plan[GraphCounts]:
+    """Retention: delete the namespace's states of one category (or its observations) created
+    before `before`, with all their relationships; returns what was deleted.
+
+        repo.expire(Category.ENVIRONMENT, now - timedelta(days=90))
+        repo.expire("observation", now - timedelta(days=30))
+    """
+    ops.writable("expire")
+    if not isinstance(before, datetime) or before.utcoffset() is None:
+        # A naive datetime would compare as null in Cypher and silently expire nothing.
+        raise ValidationFailed(f"expire needs a timezone-aware datetime, not {shown(before)}")
+    if kind == "observation":
+        name = Q.EXPIRE_OBSERVATIONS
+        params: dict[str, object] = {"before": before}
+    else:
+        try:
+            category = Category(kind)
+        except ValueError:
+            kinds = ", ".join([*(c.value for c in Category), "observation"])
+            raise ValidationFailed(f"cannot expire {shown(kind)}: use one of {kinds}") from None
+        name = Q.EXPIRE_STATES
+        params = {"category": category.value, "before": before}
+
+    def work() -> TxWork[GraphCounts]:
+        rows = yield ops.stmt(name, **params)
+        if rows[0]["ids"]:
+            yield ops.stmt(Q.TOUCH_NAMESPACE)
+            yield from drafts.scrub_all(ops.namespace, drafts.of_ids(set(rows[0]["ids"])))
+        return _deleted(rows.changes)
+
+    deleted: GraphCounts = yield Transaction(work)
+    return deleted
+
+
+def expiring(ops: Ops, cutoffs: Mapping[Kind, datetime]) -> Plan[dict[str, int]]:
+    """How many records `expire` would delete now, per kind (states of a category, or
+    observations), for a preview before a destructive retention run."""
+    for before in cutoffs.values():
         if not isinstance(before, datetime) or before.utcoffset() is None:
-            # A naive datetime would compare as null in Cypher and silently expire nothing.
-            raise ValidationFailed(f"expire needs a timezone-aware datetime, not {shown(before)}")
-        if kind == "observation":
-            name = Q.EXPIRE_OBSERVATIONS
-            params: dict[str, object] = {"before": before}
-        else:
-            try:
-                category = Category(kind)
-            except ValueError:
-                kinds = ", ".join([*(c.value for c in Category), "observation"])
-                raise ValidationFailed(f"cannot expire {shown(kind)}: use one of {kinds}") from None
-            name = Q.EXPIRE_STATES
-            params = {"category": category.value, "before": before}
+            raise ValidationFailed(f"expiring needs timezone-aware datetimes, not {before!r}")
+    wanted = [{"kind": str(k), "before": b} for k, b in cutoffs.items()]
+    rows = yield ops.read(Q.RETENTION_PREVIEW, cutoffs=wanted)
+    return {row["kind"]: row["records"] for row in rows}
 
-        def work(tx: Tx) -> GraphCounts:
-            [row] = tx.run(name, {"namespace": self._namespace, **params})
-            if row["ids"]:
-                tx.run(Q.TOUCH_NAMESPACE, {"namespace": self._namespace})
-                self._scrub_drafts(tx, drafts.of_ids(set(row["ids"])))
-            return deleted(tx.changes)
 
-        return self._store.transaction(work)
+def _forget(ops: Ops, name: Q, record_id: str, gone: drafts.Gone) -> Plan[GraphCounts]:
+    def work() -> TxWork[GraphCounts]:
+        # First: the counter must cover this request before it can be deleted.
+        yield ops.stmt(Q.TOUCH_NAMESPACE)
+        rows = yield ops.stmt(name, id=record_id)
+        if not rows[0]["forgotten"]:
+            raise ops.not_found([record_id])  # rolls the touch back too
+        yield from drafts.scrub_all(ops.namespace, gone)
+        return _deleted(rows.changes)
 
-    def expiring(
-        self, cutoffs: Mapping[Category | Literal["observation"], datetime]
-    ) -> dict[str, int]:
-        """How many records `expire` would delete now, per kind (states of a category, or
-        observations), for a preview before a destructive retention run."""
-        for before in cutoffs.values():
-            if not isinstance(before, datetime) or before.utcoffset() is None:
-                raise ValidationFailed(f"expiring needs timezone-aware datetimes, not {before!r}")
-        rows = self._read(
-            Q.RETENTION_PREVIEW,
-            cutoffs=[{"kind": str(k), "before": b} for k, b in cutoffs.items()],
+    deleted: GraphCounts = yield Transaction(work)
+    return deleted
+
+
+def _not_busy(ops: Ops, open_requests: list[OpenRequest]) -> None:
+    running = [r for r in open_requests if r.held]
+    if running:
+        first = running[0]
+        raise NamespaceBusy(
+            f"namespace {ops.namespace!r} is busy: writer {first.holder} runs request "
+            f"{first.request_id} there ({len(running)} running in all); wait until they "
+            "end, or until their holds lapse",
+            owner=first.holder,
+            expires=first.expires,
         )
-        return {row["kind"]: row["records"] for row in rows}
 
-    def _forget(self, name: Q, record_id: str, gone: drafts.Gone) -> GraphCounts:
-        def work(tx: Tx) -> GraphCounts:
-            # First: the counter must cover this request before it can be deleted.
-            tx.run(Q.TOUCH_NAMESPACE, {"namespace": self._namespace})
-            [row] = tx.run(name, {"namespace": self._namespace, "id": record_id})
-            if not row["forgotten"]:
-                raise self._not_found([record_id])  # rolls the touch back too
-            self._scrub_drafts(tx, gone)
-            return deleted(tx.changes)
 
-        return self._store.transaction(work)
-
-    def _scrub_drafts(self, tx: Tx, gone: drafts.Gone) -> None:
-        for row in tx.run(Q.DRAFTS, {"namespace": self._namespace}):
-            scrubbed = drafts.scrub(row["payload"], gone)
-            if scrubbed is not None:
-                params = {"request_id": row["request_id"], "payload": scrubbed}
-                tx.run(Q.SCRUB_DRAFT, {"namespace": self._namespace, **params})
+def _deleted(changes: Changes) -> GraphCounts:
+    return GraphCounts(nodes=changes.nodes_deleted, relationships=changes.relationships_deleted)

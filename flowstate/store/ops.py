@@ -1,7 +1,9 @@
 """The operations an agent needs of one namespace, as plans (`flowstate.store.plans`).
 
 These are the single implementation of each: `Repository` runs them on the sync driver and
-`AsyncRepository` on the async one, and the engine composes them into larger plans.
+`AsyncRepository` on the async one, and the engine composes them into larger plans. The
+other operations of a namespace are plans over an `Ops` too (`reading`, `forgetting`,
+`transfer`), which use its helpers (`read`, `stmt`, `writable`, ...).
 
     ops = Ops("trip")
     repo.run(ops.reveal(["r1.hotel_budget"]))            # sync
@@ -75,9 +77,11 @@ class Ops:
         [row] = yield self.read(Q.NAMESPACE_STAMP)
         return stamp_of(row)
 
-    def index(self, from_seq: int = 1, to_seq: int = NO_END) -> Plan[list[IndexRequest]]:
-        """Index entries with their state lines, for requests `from_seq` to `to_seq`."""
-        rows = yield self.read(Q.INDEX_GENERATION, from_seq=from_seq, to_seq=to_seq)
+    def index(self, from_seq: int = 1, to_seq: int | None = None) -> Plan[list[IndexRequest]]:
+        """The Historical State Index: ids, categories and summaries, from `from_seq` on (up to
+        `to_seq` included, when given)."""
+        last = NO_END if to_seq is None else to_seq
+        rows = yield self.read(Q.INDEX_GENERATION, from_seq=from_seq, to_seq=last)
         return [IndexRequest.model_validate(row) for row in rows]
 
     def index_since(self, commit: int) -> Plan[list[tuple[IndexRequest, list[Relation]]]]:
@@ -173,8 +177,9 @@ class Ops:
         found = [r for r in (yield from self.open_requests()) if r.request_id == request_id]
         return found[0] if found else None
 
-    def search(self, words: Sequence[str], limit: int) -> Plan[list[SearchHit]]:
-        """States whose summary or content hold any of `words`, best first."""
+    def search(self, words: Sequence[str], limit: int = 10) -> Plan[list[SearchHit]]:
+        """States whose summary or content hold any of `words` (plain lowercase words, e.g.
+        from `flowstate.engine.relevance.words`), best first."""
         return (yield from search(self.namespace, words, limit))
 
     # --- writes -----------------------------------------------------------------------------

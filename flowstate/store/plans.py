@@ -15,11 +15,13 @@ Plans compose with `yield from`. An error the executor meets is thrown into the 
 `yield`, so a plan catches store errors as a plain function would. Transaction work is a
 generator too (it yields `Stmt`s and receives their rows); the driver may retry a
 transaction, so `Transaction` holds a factory that makes the work afresh for each attempt.
+Rows come as `Rows`, which also carry what the statement changed (the server's counters):
+a plan that reports what it deleted or created reads them there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -30,8 +32,34 @@ Row = dict[str, Any]
 
 
 @dataclass(frozen=True)
+class Changes:
+    """What a write did, from the server's own counters."""
+
+    nodes_created: int = 0
+    nodes_deleted: int = 0
+    relationships_created: int = 0
+    relationships_deleted: int = 0
+
+    def __add__(self, other: Changes) -> Changes:
+        return Changes(
+            self.nodes_created + other.nodes_created,
+            self.nodes_deleted + other.nodes_deleted,
+            self.relationships_created + other.relationships_created,
+            self.relationships_deleted + other.relationships_deleted,
+        )
+
+
+class Rows(list[Row]):
+    """A statement's rows, and what it changed (`changes`)."""
+
+    def __init__(self, rows: Iterable[Row] = (), changes: Changes | None = None) -> None:
+        super().__init__(rows)
+        self.changes = changes or Changes()
+
+
+@dataclass(frozen=True)
 class Read:
-    """A read query in its own transaction, routed to readers; sends back its rows."""
+    """A read query in its own transaction, routed to readers; sends back its `Rows`."""
 
     name: Q
     params: Mapping[str, Any]
@@ -39,7 +67,17 @@ class Read:
 
 @dataclass(frozen=True)
 class Write:
-    """A single-statement write in its own (retried) transaction; sends back its rows."""
+    """A single-statement write in its own (retried) transaction; sends back its `Rows`."""
+
+    name: Q
+    params: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Batched:
+    """A query that commits its own batches (`CALL ... IN TRANSACTIONS`), so it runs in an
+    auto-commit transaction: the driver does not retry it, and it must be safe to run again.
+    Sends back its `Changes`."""
 
     name: Q
     params: Mapping[str, Any]
@@ -54,13 +92,13 @@ class Statement:
 
 @dataclass(frozen=True)
 class Stmt:
-    """One statement inside transaction work; sends back its rows."""
+    """One statement inside transaction work; sends back its `Rows`."""
 
     name: Q
     params: Mapping[str, Any]
 
 
-TxWork = Generator[Stmt, list[Row], T]
+TxWork = Generator[Stmt, Rows, T]
 
 
 @dataclass(frozen=True)
@@ -70,7 +108,7 @@ class Transaction(Generic[T]):
     work: Callable[[], TxWork[T]]
 
 
-Op = Read | Write | Statement | Transaction[Any]
+Op = Read | Write | Batched | Statement | Transaction[Any]
 Plan = Generator[Op, Any, T]
 
 

@@ -1,5 +1,6 @@
-"""Reads of a namespace's records for people and tools, as plans over its `Ops`: provenance
-and history (what the agent's loop reads is in `flowstate.store.ops`).
+"""Reads of a namespace's records for people and tools, as plans over its `Ops`: records by
+id, decisions, provenance, history, counts and whole bundles (what the agent's loop reads is
+in `flowstate.store.ops`).
 
     repo.run(provenance(repo.ops, "r3.plan"))     # or repo.provenance("r3.plan")
 """
@@ -8,15 +9,72 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from pydantic import BaseModel, ConfigDict
+
 from flowstate.errors import ValidationFailed
-from flowstate.models import Observation, Request, StateNode, ids
+from flowstate.models import (
+    ActionDecision,
+    Evidence,
+    Observation,
+    Relation,
+    Request,
+    RequestBundle,
+    StateNode,
+    ids,
+)
 from flowstate.models.views import Edge, Provenance
 from flowstate.store.catalog import Q
 from flowstate.store.codec import check_id, from_props, shown
-from flowstate.store.ops import Ops
+from flowstate.store.ops import STATE_TYPES, Ops
 from flowstate.store.plans import Plan, Row
 
 MAX_PROVENANCE_DEPTH = 20  # the literal bound of provenance.cypher's path pattern
+
+
+class GraphCounts(BaseModel):
+    """How many nodes and relationships were counted, created or deleted."""
+
+    model_config = ConfigDict(frozen=True)
+
+    nodes: int
+    relationships: int
+
+
+def get_request(ops: Ops, request_id: str) -> Plan[Request]:
+    """One request; NotFoundError unless it exists."""
+    return (yield from ops.get(Request, "request", request_id))
+
+
+def get_state(ops: Ops, state_id: str) -> Plan[StateNode]:
+    """One state; NotFoundError unless it exists."""
+    return (yield from ops.get(StateNode, "state", state_id))
+
+
+def get_observation(ops: Ops, observation_id: str) -> Plan[Observation]:
+    """One observation; NotFoundError unless it exists."""
+    return (yield from ops.get(Observation, "observation", observation_id))
+
+
+def get_decision(ops: Ops, decision_id: str) -> Plan[ActionDecision]:
+    """One action decision; NotFoundError unless it exists."""
+    return (yield from ops.get(ActionDecision, "decision", decision_id))
+
+
+def next_request_seq(ops: Ops) -> Plan[int]:
+    """The seq the next request would get: one past the highest ever handed out (ids are
+    never reused, even after a forget) or committed."""
+    [row] = yield ops.read(Q.NEXT_REQUEST_SEQ)
+    return int(row["seq"])
+
+
+def decisions(ops: Ops, request_id: str | None = None) -> Plan[list[ActionDecision]]:
+    """The action decisions of the namespace, or of one request, in request and step order."""
+    if request_id is not None:
+        check_id("request", request_id)
+    rows = yield ops.read(Q.DECISIONS, request_id=request_id)
+    if request_id is not None and not rows:
+        yield from get_request(ops, request_id)  # NotFoundError unless the request exists
+    return [from_props(ActionDecision, row["props"]) for row in rows]
 
 
 def provenance(ops: Ops, state_id: str, max_depth: int = 6) -> Plan[Provenance]:
@@ -41,6 +99,29 @@ def history(ops: Ops) -> Plan[list[Request]]:
     """The namespace's committed requests, oldest first."""
     rows = yield ops.read(Q.HISTORY)
     return [from_props(Request, row["props"]) for row in rows]
+
+
+def counts(ops: Ops) -> Plan[GraphCounts]:
+    """Nodes and relationships the namespace holds, drafts included."""
+    [row] = yield ops.read(Q.COUNT_NAMESPACE)
+    return GraphCounts(nodes=row["nodes"], relationships=row["relationships"])
+
+
+def bundles(ops: Ops) -> Plan[list[RequestBundle]]:
+    """Every committed request with what it produced, oldest first."""
+    rows = yield ops.read(Q.EXPORT_BUNDLES, types=STATE_TYPES)
+    return [_bundle(row) for row in rows]
+
+
+def _bundle(row: Row) -> RequestBundle:
+    return RequestBundle(
+        request=from_props(Request, row["request"]),
+        states=[from_props(StateNode, p) for p in row["states"]],
+        observations=[from_props(Observation, p) for p in row["observations"]],
+        relations=[Relation.model_validate(r) for r in row["relations"]],
+        evidence=[Evidence.model_validate(e) for e in row["evidence"]],
+        decisions=[from_props(ActionDecision, p) for p in row["decisions"]],
+    )
 
 
 def _provenance(state_id: str, row: Row) -> Provenance:

@@ -321,6 +321,39 @@ def test_remember_is_one_request_in_one_call(store: Store, repo: Repository) -> 
     assert repo.next_request_seq() == 6 and repo.open_requests() == []
 
 
+def test_a_host_reads_back_what_it_committed_when_the_index_lists_it_collapsed(
+    store: Store, repo: Repository
+) -> None:
+    from flowstate import FlowState
+
+    fs = FlowState(store, repo.namespace)
+    for i in range(60):  # enough requests that the index lists even the newest collapsed
+        fact = {"op": "add", "key": "seat", "category": "preference", "summary": f"seat {i}",
+                "content": f"seat {i}"}  # fmt: skip
+        fs.remember([fact], f"Prefers seat {i}")
+
+    async def script(client: Any) -> None:
+        rid = (await ok(client, "memory_begin", text="A new seat"))["request_id"]
+        op = {
+            "op": "add",
+            "key": "seat",
+            "category": "preference",
+            "summary": "seat 61",
+            "content": "61",
+        }
+        await ok(client, "memory_record", request_id=rid, delta=[op])
+        await ok(client, "memory_commit", request_id=rid, answer="ok")
+        assert (
+            f"{rid}: A new seat  [1 state; collapsed" in (await ok(client, "memory_index"))["text"]
+        )
+        opened = await ok(client, "memory_reveal", ids=[f"{rid}.seat"])
+        assert [s["id"] for s in opened["states"]] == [f"{rid}.seat"]
+        unseen = await call(client, "memory_reveal", ids=["r60.seat"])  # never shown to it
+        assert unseen.error and "unknown id" in unseen.text
+
+    hosted(store, repo.namespace, script)
+
+
 def test_reveal_opens_what_it_can_and_says_what_it_cannot(store: Store, repo: Repository) -> None:
     first_requests(store, repo.namespace)
     evidence = Session.start(repo, "with evidence")

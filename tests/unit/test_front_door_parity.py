@@ -16,20 +16,10 @@ from flowstate.engine.async_session import AsyncSession
 from flowstate.engine.browse import AsyncBrowse, Browse
 from flowstate.engine.session import Session
 
-# Sync-only until their store work runs as plans on both executors (a parallel change gives
-# them their async twins); each name leaves this list when its twin lands. "connect:retention"
-# is `FlowState.connect`'s `retention` parameter, which applies retention.
-AWAITING_ASYNC_TWINS = frozenset(
-    {
-        "forget",
-        "forget_all",
-        "apply_retention",
-        "expiring",
-        "export_jsonl",
-        "import_jsonl",
-        "connect:retention",
-    }
-)
+# Sync-only until their async twin lands; each name leaves this list when it does.
+# "connect:retention" is `FlowState.connect`'s `retention` parameter (on the async side, await
+# `apply_retention` after connecting).
+AWAITING_ASYNC_TWINS = frozenset({"connect:retention"})
 
 # A sync class named in a sync annotation, and its async twin in the async one.
 _TWIN_TYPES = {

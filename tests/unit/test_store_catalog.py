@@ -63,6 +63,27 @@ def test_only_the_store_imports_neo4j():
     assert offenders == []
 
 
+def test_the_store_imports_nothing_above_it():
+    """The front door, the engine and the package root (which re-exports them) sit above the
+    store: it may use the pure layers, the settings, the errors and the version only."""
+    allowed = ("flowstate.store", "flowstate.models", "flowstate.errors", "flowstate.settings",
+               "flowstate.version")  # fmt: skip
+    offenders = []
+    for path in STORE_DIR.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                ours = name == "flowstate" or name.startswith("flowstate.")
+                if ours and not name.startswith(allowed):
+                    offenders.append(f"{path.name}: {name}")
+    assert offenders == []
+
+
 def test_queries_load_and_are_cached():
     text = catalog.query(Q.HISTORY)
     assert "$namespace" in text

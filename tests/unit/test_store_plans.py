@@ -10,9 +10,22 @@ from typing import Any
 import pytest
 
 from flowstate.errors import NotFoundError, ReadOnlyError, RequestHeld, StoreUnavailable
+from flowstate.store import forgetting
 from flowstate.store.catalog import Q
+from flowstate.store.methods import RepositoryMethods, runs
 from flowstate.store.ops import Ops
-from flowstate.store.plans import Plan, Read, Stmt, Transaction, adrive, drive
+from flowstate.store.plans import (
+    Batched,
+    Changes,
+    Plan,
+    Read,
+    Rows,
+    Stmt,
+    Transaction,
+    Write,
+    adrive,
+    drive,
+)
 
 
 def test_a_plan_asks_for_a_named_query_scoped_to_its_namespace() -> None:
@@ -87,3 +100,39 @@ class _Expires:
 
     def to_native(self) -> datetime:
         return datetime(2030, 1, 1, tzinfo=UTC)
+
+
+def test_forgetting_reports_what_the_server_counted_as_deleted() -> None:
+    """No database: the forget's own statement reports its counters on its `Rows`."""
+    gone = Changes(nodes_deleted=3, relationships_deleted=7)
+
+    def perform(op: Any) -> Any:
+        assert isinstance(op, Transaction)
+        return drive(op.work(), answer)
+
+    def answer(stmt: Stmt) -> Rows:
+        if stmt.name is Q.FORGET_STATE:
+            return Rows([{"forgotten": 1}], gone)
+        return Rows([{"generation": 2}] if stmt.name is Q.TOUCH_NAMESPACE else [])
+
+    counted = drive(forgetting.forget(Ops("trip"), "r1.a"), perform)
+    assert (counted.nodes, counted.relationships) == (3, 7)
+
+
+def test_forgetting_a_whole_namespace_runs_its_batches_outside_a_transaction() -> None:
+    asked: list[Any] = []
+
+    def perform(op: Any) -> Any:
+        asked.append(op)
+        return Changes(nodes_deleted=4) if isinstance(op, Batched) else Rows()
+
+    counted = drive(forgetting.forget_namespace(Ops("trip"), force=True), perform)
+    assert counted.nodes == 4
+    assert [type(op) for op in asked] == [Batched, Write]  # the counter node goes last
+
+
+def test_every_repository_method_says_what_its_plan_does() -> None:
+    methods = {n: m for n, m in vars(RepositoryMethods).items() if isinstance(m, runs)}
+    assert {"forget_request", "expire", "export_jsonl", "import_jsonl"} <= set(methods)
+    for name, method in methods.items():
+        assert method.__doc__ and method.__doc__ == method.plan.__doc__, name

@@ -12,7 +12,10 @@ result is (`Result`, a dataclass the journal stores as JSON), how its tasks are 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -84,15 +87,50 @@ class Journal:
     """`<folder>/runs.jsonl`: a header with the run's fingerprint, then one JSON line per
     finished unit. A line cut by a crash (the last one) is ignored and its unit runs again.
 
-    A run whose folder holds another run's journal is refused (`fresh` starts over)."""
+    A run whose folder holds another run's journal (other options, other data) is refused
+    (`fresh` starts over), and so is a second process running into the same folder at once.
+    `data` names what the run reads (see `data_fingerprint`)."""
 
     def __init__(
-        self, folder: Path | None, kind: str, config: RunSettings, fresh: bool = False
+        self,
+        folder: Path | None,
+        kind: str,
+        config: RunSettings,
+        fresh: bool = False,
+        data: str | None = None,
     ) -> None:
         self.path = folder / JOURNAL_FILE if folder is not None else None
-        self.header = {"journal": kind, "config": fingerprint(config)}
+        self.header = {"journal": kind, "config": fingerprint(config), "data": data}
         if self.path is not None and fresh and self.path.exists():
             self.path.unlink()
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """This process alone runs into the folder while the block runs: two runs appending
+        to one journal would both run, and pay for, every unit."""
+        if self.path is None:
+            yield
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lock = self.path.with_name(JOURNAL_FILE + ".lock")
+        with lock.open("a+") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                f.seek(0)
+                holder = f.read().strip() or "another process"
+                raise UsageError(
+                    f"{self.path.parent} is in use by a run of {holder}: wait for it to end, "
+                    "or use another --out"
+                ) from None
+            f.truncate(0)
+            f.write(f"pid {os.getpid()}\n")
+            f.flush()
+            try:
+                yield
+            finally:
+                f.truncate(0)
+                fcntl.flock(f, fcntl.LOCK_UN)
 
     def load(self) -> dict[str, Any]:
         """The finished units' records by unit key (empty for a new run)."""
@@ -133,6 +171,24 @@ class Journal:
                 f.write("\n")
             f.write(json.dumps({"unit": unit.key, "result": result}, ensure_ascii=False) + "\n")
             f.flush()
+
+
+def data_fingerprint(*paths: Path) -> str:
+    """What a run reads, as a digest: the content of each file under `paths` (names and sizes
+    only for files over 64 MB), so that a resume onto other data is refused."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for root in paths:
+        files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
+        for path in files:
+            size = path.stat().st_size
+            digest.update(
+                f"{path.relative_to(root) if root.is_dir() else path.name}|{size}|".encode()
+            )
+            if size <= 64 << 20:
+                digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _last_byte(path: Path) -> bytes:
@@ -210,6 +266,10 @@ class Harness(Generic[R]):
         return sum(1 for _ in self.units())
 
     def run(self) -> list[R]:
+        with self.journal.held() if self.journal is not None else contextlib.nullcontext():
+            return self._run()
+
+    def _run(self) -> list[R]:
         done = self.journal.load() if self.journal is not None else {}
         if done:
             self.check_resume(done)

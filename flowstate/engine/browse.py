@@ -51,11 +51,22 @@ class BrowseCore(Generic[R]):
         vis = agent.logic.visibility(self.active, agent.index.render())
         decision = check_access(ids, vis, agent.config.limits)
         refused = [str(v) for v in decision.violations]
-        allowed = decision.states + decision.requests + decision.observations
-        if allowed:
-            found = yield from agent.store_plan(reveal_of(allowed))
+        # What was opened before is read again: a reader keeps no copy of what has been
+        # forgotten or superseded since (another process may have done either).
+        fetch = [
+            *decision.states,
+            *decision.requests,
+            *decision.observations,
+            *decision.already_open,
+        ]
+        if fetch:
+            found = yield from agent.store_plan(reveal_of(fetch))
             refused += take_in(self.active, found, StepReport(0))
-        return Opened.of(self.active, ids, refused)
+            drop_forgotten(self.active, set(found.missing).__contains__)
+        fetched = set(fetch)
+        return Opened.of(
+            self.active, [i for i in dict.fromkeys(i.strip() for i in ids) if i in fetched], refused
+        )
 
 
 class Browse(BrowseCore[Repository]):

@@ -168,7 +168,11 @@ class LiteLLMClient:
         kwargs: dict[str, Any] = {}
         if sent.response_format is not None:
             kwargs["response_format"] = sent.response_format
-        return sent, {**kwargs, **self.litellm_kwargs}
+        kwargs.update(self.litellm_kwargs)
+        tools = kwargs.get("tools")
+        if isinstance(tools, list):  # tool definitions given as litellm arguments are billed too
+            sent = Sent(sent.messages, sent.response_format, tools)
+        return sent, kwargs
 
     def _retry(self, error: Exception, attempt: int) -> bool:
         return attempt < self.retries and is_transient(error)

@@ -71,3 +71,31 @@ def test_at_most_the_step_limit_of_ids_per_call(store: Store, crowded: Repositor
     browse = FlowState(store, crowded.namespace).browse()
     opened = browse.open([f"r30.k{i}" for i in range(8)] + ["r29.k0"])
     assert opened.states == [] and "at most 8 per step" in opened.rejections[0]
+
+
+def test_what_was_opened_is_read_again_so_changes_made_elsewhere_show(
+    store: Store, crowded: Repository, neo4j_settings
+) -> None:
+    browse = FlowState(store, crowded.namespace).browse()
+    browse.open(["r1", "r30"])  # collapsed in the index: listed first
+    browse.open(["r1.passport"])
+    [fact] = browse.open(["r30.k0"]).states
+    assert fact.superseded_by == []
+    with Store.connect(neo4j_settings, ensure_schema=False) as elsewhere:  # another process
+        other = FlowState(elsewhere, crowded.namespace)
+        revising = other.begin("revise fact 0")
+        revising.reveal(["r30"])
+        revising.reveal(["r30.k0"])
+        revising.record([add("k0", summary="fact 0, revised", relations=[
+            {"type": "SUPERSEDES", "target": "r30.k0"}])])  # fmt: skip
+        revising.commit("revised")
+        other.forget("r1")
+    [again] = browse.open(["r30.k0"]).states
+    assert again.superseded_by == ["r31.k0"]
+    gone = browse.open(["r1.passport"])  # this browse was never told of the forget
+    assert gone.states == [] and "forgotten since it was shown" in gone.rejections[0]
+    assert "r1.passport" not in browse.active.revealed  # no copy kept
+    too_many = browse.open(["r30.k0", *[f"r29.k{i}" for i in range(8)]])
+    assert too_many.states == [] and "at most 8 per step" in too_many.rejections[0]
+    twice = browse.open(["r30.k0"] * 9 + ["r30.k1"])  # the same id counts once
+    assert [s.state.id for s in twice.states] == ["r30.k0", "r30.k1"]

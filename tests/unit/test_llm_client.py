@@ -350,6 +350,25 @@ def test_usage_is_estimated_when_the_provider_gives_none(monkeypatch: pytest.Mon
     assert done.sent is not None and done.sent.response_format == response_format(StepOutput)
 
 
+def test_tool_definitions_passed_as_litellm_arguments_are_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    city = {"type": "object", "properties": {"city": {"type": "string"}}}
+    tools = [{"type": "function", "function": {"name": "lookup", "parameters": city}}]
+    reached: list[dict[str, Any]] = []
+    monkeypatch.setattr(
+        litellm, "completion", lambda **kw: reached.append(kw) or _fake_response(json.dumps(FINAL))
+    )
+    done = LiteLLMClient("gpt-4", structured=True, tools=tools).complete(ASK, StepOutput)
+    assert reached[0]["tools"] == tools
+    schema = json.dumps(response_format(StepOutput), separators=(",", ":"))
+    listed = json.dumps(tools[0], separators=(",", ":"))  # each definition as compact JSON
+    bill = (
+        count_messages(ASK, "gpt-4") + count_tokens(schema, "gpt-4") + count_tokens(listed, "gpt-4")
+    )
+    assert done.usage.prompt_tokens == done.usage.estimated_prompt_tokens == bill
+
+
 def test_provider_usage_is_used_when_given(monkeypatch: pytest.MonkeyPatch) -> None:
     usage = SimpleNamespace(prompt_tokens=1234, completion_tokens=56)
     monkeypatch.setattr(litellm, "completion", lambda **kw: _fake_response("{}", usage=usage))

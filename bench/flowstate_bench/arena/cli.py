@@ -10,7 +10,6 @@ import click
 
 from flowstate.cli.common import fails_cleanly
 from flowstate.errors import UsageError
-from flowstate.models.records import Usage
 from flowstate_bench.arena.choices import CONFIGS, SCORINGS, Scoring
 from flowstate_bench.options import (
     SharedOptions,
@@ -25,6 +24,7 @@ from flowstate_bench.strategy_names import ARENA as STRATEGIES
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from flowstate.models.records import Usage
     from flowstate.store import Store
     from flowstate_bench.arena.runner import ArenaRunner, TaskRun
 
@@ -107,7 +107,7 @@ def arena(
     from flowstate_bench.arena.data import ArenaData
     from flowstate_bench.arena.report import build_report, write_report
     from flowstate_bench.arena.runner import ArenaRunner, RunConfig
-    from flowstate_bench.harness import Journal
+    from flowstate_bench.harness import Journal, data_fingerprint
 
     opts = SharedOptions(**shared)
     if opts.limit is not None and opts.task_ids:
@@ -127,8 +127,10 @@ def arena(
     console = Console(stderr=True)
     store = connect_store(console) if set(strategies) & set(FLOWSTATE_VARIANTS) else None
     try:
-        journal = Journal(out, "arena", config, fresh=opts.fresh)
-        runner = ArenaRunner(config, ArenaData(data), store, journal=journal)
+        arena_data = ArenaData(data)
+        rows = [arena_data.rows_path(c) for c in config.configs]
+        journal = Journal(out, "arena", config, fresh=opts.fresh, data=data_fingerprint(*rows))
+        runner = ArenaRunner(config, arena_data, store, journal=journal)
         if config.agent == "llm" or config.memory_model or config.judge_model:
             _ask(runner, store, opts.yes)
         runs = _run_with_progress(runner, console)
@@ -171,6 +173,8 @@ def _ask(runner: ArenaRunner, store: Store | None, yes: bool) -> None:
         sent = sum(count_tokens(q) + 2 * count_tokens(str(a)) + 60
                    for q, a in zip(task.questions, task.answers, strict=False))  # fmt: skip
         n = len(task)
+        from flowstate.models.records import Usage
+
         return {"judge": Usage(prompt_tokens=sent, completion_tokens=5 * n, calls=n)}
 
     ask(runner, make_dry, yes, extra, {"judge": judge})

@@ -27,8 +27,9 @@ from collections.abc import Callable
 from typing import Any
 
 ALLOWED = "0123456789+-*/(). "
-# An integer this large takes seconds per operation (division is quadratic): refuse beyond.
-MAX_INT_BITS = 1 << 20
+# A division of two integers this large takes about a second (it is quadratic), and the
+# original computes everything below it: refuse only beyond.
+MAX_INT_BITS = 1 << 23
 
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,

@@ -10,7 +10,6 @@ import click
 
 from flowstate.cli.common import fails_cleanly
 from flowstate.errors import UsageError
-from flowstate.models.records import Usage
 from flowstate_bench.options import (
     SharedOptions,
     connect_store,
@@ -25,6 +24,7 @@ from flowstate_bench.strategy_names import TAU_DEFAULT as DEFAULT_STRATEGIES
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from flowstate.models.records import Usage
     from flowstate.store import Store
     from flowstate_bench.tau.runner import Conversation, RunConfig, TauRunner
 
@@ -103,7 +103,7 @@ def tau(
     """
     from rich.console import Console
 
-    from flowstate_bench.harness import Journal
+    from flowstate_bench.harness import Journal, data_fingerprint
     from flowstate_bench.tau.data import TauData
     from flowstate_bench.tau.report import build_report, results_table, write_report
     from flowstate_bench.tau.runner import RunConfig, TauRunner
@@ -131,7 +131,8 @@ def tau(
     console = Console(stderr=True)
     store = connect_store(console) if set(strategies) & set(FLOWSTATE_VARIANTS) else None
     try:
-        journal = Journal(out, "tau", config, fresh=opts.fresh)
+        data_seen = data_fingerprint(tau_data.domain_dir(domain))
+        journal = Journal(out, "tau", config, fresh=opts.fresh, data=data_seen)
         runner = TauRunner(config, tau_data, store, journal=journal)
         if calls_real_model(config):
             _ask(runner, store, opts.yes)
@@ -175,6 +176,7 @@ def _ask(runner: TauRunner, store: Store | None, yes: bool) -> None:
 def user_usage(runner: TauRunner, conv: Conversation) -> Usage:
     """What an llm user would have spent on this conversation: one call per turn and one to
     end it, each sending its system prompt and the conversation so far."""
+    from flowstate.models.records import Usage
     from flowstate.tokens import count_messages, count_tokens
     from flowstate_bench.tau.env import make_env
     from flowstate_bench.tau.plan import derive_plan

@@ -181,8 +181,9 @@ class TauRunner(Harness[Conversation]):
     def check_resume(self, done: dict[str, Any]) -> None:
         if self.config.persist:
             raise UsageError(
-                "a --persist run cannot resume: its memory spans the tasks and was dropped "
-                "with the interrupted run; use --fresh"
+                "a --persist run cannot resume: its memory spans the tasks, and the interrupted "
+                "run's namespaces are not picked up again; use --fresh (`flowstate namespaces` "
+                "lists what the interrupted run left, `flowstate forget --all -N NAME` drops it)"
             )
 
     def run_unit(self, unit: Unit, task: Task) -> Conversation:

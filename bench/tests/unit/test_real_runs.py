@@ -152,6 +152,48 @@ def test_a_line_cut_by_a_crash_is_run_again_and_another_run_is_refused(model, tm
     assert fresh.load() == {}
 
 
+def test_a_resume_onto_other_data_is_refused(model, tmp_path) -> None:
+    copy = tmp_path / "data"
+    rows = FIXTURES / "formal_reasoning_math" / "data.jsonl"
+    (copy / "formal_reasoning_math").mkdir(parents=True)
+    (copy / "formal_reasoning_math" / "data.jsonl").write_text(rows.read_text())
+    args = ["--config", "formal_reasoning_math", "--agent", "oracle", "--strategy", "full"]
+    out = ["--out", str(tmp_path / "out")]
+    first = CliRunner().invoke(arena, [*args, "--data", str(copy), *out, "--tasks", "1"])
+    assert first.exit_code == 0, first.output
+    same = CliRunner().invoke(arena, [*args, "--data", str(copy), *out, "--tasks", "1"])
+    assert same.exit_code == 0, same.output  # the same data: it resumes (nothing to run)
+    reordered = "\n".join(reversed(rows.read_text().splitlines())) + "\n"
+    (copy / "formal_reasoning_math" / "data.jsonl").write_text(reordered)
+    other = CliRunner().invoke(arena, [*args, "--data", str(copy), *out, "--tasks", "1"])
+    assert other.exit_code == 2 and "holds another run" in other.output
+
+
+def test_a_second_process_running_into_the_same_folder_is_refused(model, tmp_path) -> None:
+    import subprocess
+    import sys
+
+    config = _config(tmp_path)
+    holder = subprocess.Popen(  # holds the folder's lock as a running run does, then waits
+        [sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a+'); "
+         "fcntl.flock(f, fcntl.LOCK_EX); f.write('pid 4242'); f.flush(); print('held', "
+         "flush=True); time.sleep(60)", str(tmp_path / (JOURNAL_FILE + ".lock"))],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        runner = ArenaRunner(
+            config, ArenaData(FIXTURES), journal=Journal(tmp_path, "arena", config)
+        )
+        with pytest.raises(UsageError, match="in use by a run of pid 4242"):
+            runner.run()
+    finally:
+        holder.kill()
+        holder.wait()
+    runs = ArenaRunner(config, ArenaData(FIXTURES), journal=Journal(tmp_path, "arena", config))
+    assert len(runs.run()) == 4  # the lock went with its process
+
+
 HOSTILE = [
     "",
     "not json at all",

@@ -5,6 +5,9 @@
 >>> result = agent.run("Find us a hotel in Lisbon under 150 EUR")         # doctest: +SKIP
 >>> result.answer, result.request_id, result.usage.prompt_tokens          # doctest: +SKIP
 >>> print(fs.index().text)                                                # doctest: +SKIP
+
+Every verb is a plan of `flowstate.engine.front.FrontCore` run on the sync driver;
+`AsyncFlowState` (`flowstate.async_api`) runs the same plans on the async one.
 """
 
 from __future__ import annotations
@@ -15,18 +18,16 @@ from typing import Any, Self
 from pydantic import SecretStr
 
 from flowstate.engine.agent import Agent, AgentConfig
+from flowstate.engine.agent_core import Approver
 from flowstate.engine.browse import Browse
 from flowstate.engine.driver import RunResult
-from flowstate.engine.fact import remember_plan
-from flowstate.engine.index import HistoricalIndex, RenderedIndex
-from flowstate.engine.relevance import words
-from flowstate.engine.session import SESSION_CONFIG, Session
-from flowstate.engine.step import Approval
+from flowstate.engine.front import FrontCore
+from flowstate.engine.index import RenderedIndex
+from flowstate.engine.session import Session
 from flowstate.engine.tools import Tool
-from flowstate.errors import NotFoundError, UsageError
+from flowstate.errors import UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.llm.scripted import ScriptedModel
-from flowstate.models import ids
 from flowstate.models.records import Request
 from flowstate.models.views import Provenance, RevealedState
 from flowstate.safety.redaction import Redactor
@@ -35,6 +36,7 @@ from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
 from flowstate.store.forgetting import NamespaceContents
 from flowstate.store.holds import OpenRequest
+from flowstate.store.namespace_node import NamespaceSummary
 from flowstate.store.reading import GraphCounts
 from flowstate.store.search import SearchHit
 
@@ -43,11 +45,11 @@ class FlowState:
     """One namespace's memory in Neo4j, and the agents that use it."""
 
     def __init__(self, store: Store, namespace: str, *, read_only: bool = False) -> None:
-        """Over a `Store` the caller owns: `close()` leaves it open."""
+        """Over a `Store` the caller owns: `close()` leaves it open. No I/O."""
         self.store = store
         self.repository = Repository(store, namespace, read_only=read_only)
         self._owns_store = False
-        self._host: Agent | None = None  # the index as hosts see it, kept between calls
+        self._front = FrontCore(self.repository)
 
     @classmethod
     def connect(
@@ -87,16 +89,16 @@ class FlowState:
 
     def agent(
         self,
-        model: str | ModelClient,
+        model: str | ModelClient | ScriptedModel,
         tools: Iterable[Tool | Callable[..., Any]] = (),
         *,
         config: AgentConfig | None = None,
-        approve: Callable[[Approval], bool] | None = None,
-        redact: Redactor | None = None,
+        approve: Approver | None = None,
+        redact: Redactor[Any] | None = None,
         **model_kwargs: Any,
     ) -> Agent:
         """An agent over this memory. `model` is any litellm model name, a ModelClient, or a
-        ScriptedModel (its client is used).
+        ScriptedModel (its client is used). No I/O: its index loads at its first request.
 
         `approve` decides consequential tool calls (denied when None); `redact` sees every
         state, observation, decision and request before it is persisted (see
@@ -111,16 +113,29 @@ class FlowState:
         text: str,
         *,
         config: AgentConfig | None = None,
-        approve: Callable[[Approval], Any] | None = None,
+        approve: Approver | None = None,
         redact: Redactor[Any] | None = None,
     ) -> Session:
         """A request driven by another agent loop (the host's model emits the steps): see
         `flowstate.engine.session`. Same rules, drafts and commit as `fs.agent(...).run`."""
-        host = self._hosted()
-        loaded = host.loaded_at
-        index = (host.index, loaded) if config is None and loaded is not None else None
+        index = self.repository.run(self._front.session_index(config))
         return Session.start(
             self.repository, text, config=config, approve=approve, redact=redact, index=index
+        )
+
+    def resume(
+        self,
+        request_id: str,
+        *,
+        config: AgentConfig | None = None,
+        approve: Approver | None = None,
+        redact: Redactor[Any] | None = None,
+    ) -> Session:
+        """Pick an open request up as a session, from its saved draft (its writer stopped):
+        RequestHeld while another live writer holds it. A request committed by a writer that
+        stopped before it could say so comes back closed, its commit's result kept."""
+        return Session.resume(
+            self.repository, request_id, config=config, approve=approve, redact=redact
         )
 
     def remember(
@@ -139,10 +154,7 @@ class FlowState:
                           "summary": "Lives in Porto", "content": "Lives in Porto"}],
                         "I moved to Porto")
         """
-        plan = remember_plan(
-            self._hosted(), text, delta, answer=answer, summary=summary, redact=redact
-        )
-        return self.repository.run(plan)
+        return self.repository.run(self._front.remember(delta, text, summary, answer, redact))
 
     def search(self, text: str, limit: int = 10) -> list[SearchHit]:
         """States whose summary or content share words with `text` (Neo4j full-text index, no
@@ -150,8 +162,7 @@ class FlowState:
 
             [hit.id for hit in fs.search("hotel budget")]     # ['r1.budget', ...]
         """
-        wanted = words(text)
-        return self.repository.search(wanted, limit) if wanted else []
+        return self.repository.run(self._front.search(text, limit))
 
     # --- forgetting, retention, export and import (AsyncFlowState has the same) -------------
 
@@ -194,62 +205,50 @@ class FlowState:
     def shown_index(self, text: str | None = None) -> RenderedIndex:
         """The index a host's model is shown (for a request whose text is `text`), brought up
         to date from the last call: only what changed since is read."""
-        host = self._hosted()
-        host.refresh_index()
-        return host.index.render(text)
+        return self.repository.run(self._front.shown_index(text))
 
     def browse(self) -> Browse:
         """Progressive access outside any request, for a reader: opens what the index, a
-        search (`browse.shown`) or an earlier opening showed, by the rule requests follow."""
-        return Browse(self._hosted())
-
-    def _hosted(self) -> Agent:
-        """An agent without a model, kept for the front door's request work (begin, one-call
-        requests, discard): its index is loaded once, then followed commit by commit."""
-        if self._host is None:
-            self._host = Agent(self.repository, None, (), SESSION_CONFIG)
-        return self._host
+        search (`browse.shown`) or an earlier opening showed, by the rule requests follow.
+        No I/O until it opens something."""
+        return Browse(self._front.host)
 
     def pending(self) -> list[OpenRequest]:
         """Every open request of the namespace: running now (`held`: a live writer holds it)
         or interrupted (anyone may resume or discard it), with its holder, newest first."""
-        return self.repository.open_requests()
+        return self.repository.run(self._front.pending())
 
     def chosen(self, request_id: str | None = None) -> str:
         """The open request `resume` and `discard` act on: `request_id` (checked to be
         open), or the only one no live writer holds; UsageError when none is, or several."""
-        if request_id is not None:
-            if self.repository.open_request(request_id) is None:
-                raise NotFoundError(
-                    f"request {request_id} is not open in namespace {self.namespace!r}"
-                )
-            return request_id
-        return self.repository.run(self._hosted().chosen_plan(None))
+        return self.repository.run(self._front.chosen(request_id))
 
     def discard(self, request_id: str | None = None) -> str:
         """Drop an interrupted request (chosen as by `chosen`): nothing of it is committed.
         RequestHeld while a live writer runs it. Its id."""
-        return self._hosted().discard(request_id)
+        return self.repository.run(self._front.discard(request_id))
 
     def index(self, budget_tokens: int | None = None, model: str | None = None) -> RenderedIndex:
         """The Historical State Index exactly as an agent's prompt would show it."""
-        budget = budget_tokens or AgentConfig().index_budget_tokens
-        return HistoricalIndex.load(self.repository, budget, model).render()
+        return self.repository.run(self._front.index(budget_tokens, model))
 
     def reveal(self, ids: Sequence[str]) -> list[RevealedState]:
         """Past states with full content and their relations (type and other end's id only)."""
-        return self.repository.reveal(ids)
+        return self.repository.run(self._front.reveal(ids))
 
     def history(self) -> list[Request]:
         """The namespace's committed requests, oldest first."""
-        return self.repository.history()
+        return self.repository.run(self._front.history())
 
     def why(self, state_id: str, depth: int = 6) -> Provenance:
         """What a state rests on, up to `depth` hops: the states, the observations they cite,
         their requests, and which of those states are superseded now (`.tree()` prints it)."""
-        if not ids.is_state_id(state_id):
-            raise UsageError(f"{state_id[:60]!r} is not a state id like r3.hotel_choice")
-        return self.repository.provenance(state_id, depth)
+        return self.repository.run(self._front.why(state_id, depth))
+
+    def namespaces(self) -> list[NamespaceSummary]:
+        """Every namespace of the database that holds anything, with its counts (never its
+        content), in name order."""
+        return self.repository.run(self._front.namespaces())
 
     def close(self) -> None:
         """Close the connection `connect` opened; a store passed in stays open."""

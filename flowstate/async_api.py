@@ -5,9 +5,9 @@
         result = await agent.arun("Find us a hotel in Lisbon under 150 EUR")
         print((await fs.index()).text)
 
-Nothing here blocks the event loop on Neo4j: connecting, loading the index, every request's
-reads, draft saves, commits and request holds are awaited, and so are forgetting, retention,
-export and import (the same plans `FlowState` runs).
+Every method of `FlowState` is here with the same name and parameters, awaited, and runs the
+same plan on the async driver (`flowstate.engine.front.FrontCore`, and the store's plans for
+forgetting, retention, export and import), so nothing blocks the event loop on Neo4j.
 """
 
 from __future__ import annotations
@@ -20,26 +20,36 @@ from typing import Any, Self
 from flowstate.api import as_tools, connection_settings, model_client
 from flowstate.engine.agent_core import Approver
 from flowstate.engine.async_agent import AsyncAgent
-from flowstate.engine.index import HistoricalIndex, RenderedIndex
+from flowstate.engine.async_session import AsyncSession
+from flowstate.engine.browse import AsyncBrowse
+from flowstate.engine.driver import RunResult
+from flowstate.engine.front import FrontCore
+from flowstate.engine.index import RenderedIndex
 from flowstate.engine.step import AgentConfig
 from flowstate.engine.tools import Tool
 from flowstate.llm.client import ModelClient
-from flowstate.models.views import RevealedState
+from flowstate.llm.scripted import ScriptedModel
+from flowstate.models.records import Request
+from flowstate.models.views import Provenance, RevealedState
 from flowstate.safety.redaction import Redactor
 from flowstate.safety.retention import RetentionPolicy, apply_retention
 from flowstate.settings import Neo4jSettings
 from flowstate.store import AsyncRepository, AsyncStore, GraphCounts
 from flowstate.store.forgetting import NamespaceContents
+from flowstate.store.holds import OpenRequest
+from flowstate.store.namespace_node import NamespaceSummary
+from flowstate.store.search import SearchHit
 
 
 class AsyncFlowState:
     """One namespace's memory in Neo4j for asyncio, and the async agents that use it."""
 
     def __init__(self, store: AsyncStore, namespace: str, *, read_only: bool = False) -> None:
-        """Over an `AsyncStore` the caller owns: `close()` leaves it open."""
+        """Over an `AsyncStore` the caller owns: `close()` leaves it open. No I/O."""
         self.store = store
         self.repository = AsyncRepository(store, namespace, read_only=read_only)
         self._owns_store = False
+        self._front = FrontCore(self.repository)
 
     @classmethod
     async def connect(
@@ -71,37 +81,109 @@ class AsyncFlowState:
 
     async def agent(
         self,
-        model: str | ModelClient,
+        model: str | ModelClient | ScriptedModel,
         tools: Iterable[Tool | Callable[..., Any]] = (),
         *,
         config: AgentConfig | None = None,
         approve: Approver | None = None,
-        redact: Redactor | None = None,
+        redact: Redactor[Any] | None = None,
         **model_kwargs: Any,
     ) -> AsyncAgent:
-        """An async agent over this memory, its index loaded; arguments as `FlowState.agent`.
-        `approve` may be `async def` (awaited) or a plain function (run in a thread)."""
+        """An async agent over this memory; arguments as `FlowState.agent`. No Neo4j I/O:
+        its index loads at its first request. `approve` may be `async def` (awaited) or a
+        plain function (run in a thread)."""
         # Off the event loop: the first client imports litellm, seconds of CPU that would
         # stall every other coroutine.
         loop = asyncio.get_running_loop()
         client = await loop.run_in_executor(None, model_client, model, model_kwargs)
-        agent = AsyncAgent(
-            self.repository, client, as_tools(tools), config, approve=approve, redact=redact
+        made = as_tools(tools)
+        return AsyncAgent(self.repository, client, made, config, approve=approve, redact=redact)
+
+    async def begin(
+        self,
+        text: str,
+        *,
+        config: AgentConfig | None = None,
+        approve: Approver | None = None,
+        redact: Redactor[Any] | None = None,
+    ) -> AsyncSession:
+        """A request driven by another agent loop, as `FlowState.begin`: an `AsyncSession`."""
+        index = await self.repository.run(self._front.session_index(config))
+        return await AsyncSession.start(
+            self.repository, text, config=config, approve=approve, redact=redact, index=index
         )
-        await agent.refresh_index()
-        return agent
+
+    async def resume(
+        self,
+        request_id: str,
+        *,
+        config: AgentConfig | None = None,
+        approve: Approver | None = None,
+        redact: Redactor[Any] | None = None,
+    ) -> AsyncSession:
+        """Pick an open request up as a session, as `FlowState.resume`."""
+        return await AsyncSession.resume(
+            self.repository, request_id, config=config, approve=approve, redact=redact
+        )
+
+    async def remember(
+        self,
+        delta: Sequence[dict[str, Any]],
+        text: str,
+        *,
+        summary: str = "",
+        answer: str = "",
+        redact: Redactor[Any] | None = None,
+    ) -> RunResult:
+        """A whole request in one call and one transaction, as `FlowState.remember`."""
+        return await self.repository.run(self._front.remember(delta, text, summary, answer, redact))
+
+    async def search(self, text: str, limit: int = 10) -> list[SearchHit]:
+        """States whose summary or content share words with `text`, best first."""
+        return await self.repository.run(self._front.search(text, limit))
+
+    async def shown_index(self, text: str | None = None) -> RenderedIndex:
+        """The index a host's model is shown, brought up to date from the last call."""
+        return await self.repository.run(self._front.shown_index(text))
+
+    async def browse(self) -> AsyncBrowse:
+        """Progressive access outside any request, as `FlowState.browse` (its `open` is
+        awaited). No I/O until it opens something."""
+        return AsyncBrowse(self._front.host)
+
+    async def pending(self) -> list[OpenRequest]:
+        """Every open request of the namespace (running or interrupted), newest first."""
+        return await self.repository.run(self._front.pending())
+
+    async def chosen(self, request_id: str | None = None) -> str:
+        """The open request `resume` and `discard` act on, as `FlowState.chosen`."""
+        return await self.repository.run(self._front.chosen(request_id))
+
+    async def discard(self, request_id: str | None = None) -> str:
+        """Drop an interrupted request, as `FlowState.discard`. Its id."""
+        return await self.repository.run(self._front.discard(request_id))
 
     async def index(
         self, budget_tokens: int | None = None, model: str | None = None
     ) -> RenderedIndex:
         """The Historical State Index exactly as an agent's prompt would show it."""
-        budget = budget_tokens or AgentConfig().index_budget_tokens
-        plan = HistoricalIndex.loading(self.repository.ops, budget, model)
-        return (await self.repository.run(plan)).render()
+        return await self.repository.run(self._front.index(budget_tokens, model))
 
     async def reveal(self, ids: Sequence[str]) -> list[RevealedState]:
         """Past states with full content and their relations (type and other end's id only)."""
-        return await self.repository.reveal(ids)
+        return await self.repository.run(self._front.reveal(ids))
+
+    async def history(self) -> list[Request]:
+        """The namespace's committed requests, oldest first."""
+        return await self.repository.run(self._front.history())
+
+    async def why(self, state_id: str, depth: int = 6) -> Provenance:
+        """What a state rests on, up to `depth` hops, as `FlowState.why`."""
+        return await self.repository.run(self._front.why(state_id, depth))
+
+    async def namespaces(self) -> list[NamespaceSummary]:
+        """Every namespace of the database that holds anything, with its counts."""
+        return await self.repository.run(self._front.namespaces())
 
     # --- forgetting, retention, export and import (as FlowState's, awaited) ----------------
 

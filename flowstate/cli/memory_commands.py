@@ -182,10 +182,8 @@ def namespaces(as_json: bool) -> None:
     Example:
       flowstate namespaces
     """
-    from flowstate.store.namespace_node import list_namespaces
-
     with open_memory("default", read_only=True) as fs:
-        found = list_namespaces(fs.store)
+        found = fs.namespaces()
     data = [n.model_dump() for n in found]
     lines = [
         f"{n.namespace}  {n.requests} requests  {n.states} states  {n.observations} observations"

@@ -47,7 +47,8 @@ __all__ = ["Agent", "AgentConfig", "RunResult"]
 class Agent(AgentCore[Repository]):
     """Runs requests against one namespace's memory with one model and a set of tools.
 
-    Building it reads the namespace's index (sync I/O); for asyncio use `AsyncAgent`.
+    Building it does no I/O: the index loads at the first request. For asyncio use
+    `AsyncAgent`.
     """
 
     def __init__(
@@ -62,11 +63,9 @@ class Agent(AgentCore[Repository]):
         stamp: Stamp | None = None,
     ) -> None:
         """`index`, when given, is used as this namespace's index instead of loading it (as
-        loaded at `stamp`, when given; else it is taken to be current)."""
+        loaded at `stamp`, when given; else it is taken to be current, which reads the stamp)."""
         super().__init__(repo, model, tools, config, approve, redact)
-        if index is None:
-            self.refresh_index()
-        else:
+        if index is not None:
             self.adopt(index, stamp if stamp is not None else repo.stamp())
 
     def run(self, text: str) -> RunResult:
@@ -94,7 +93,7 @@ class Agent(AgentCore[Repository]):
         return self.repo.run(self.discard_plan(request_id))
 
     def begin(self, text: str) -> ActiveState:
-        """Check a new request and give it the next id (a session begins with it too)."""
+        """Check a new request and give it the next id (loading the index the first time)."""
         return self.repo.run(self.begin_plan(text))
 
     def refresh_index(self, relations: Iterable[Relation] = ()) -> None:
@@ -102,7 +101,7 @@ class Agent(AgentCore[Repository]):
         self.repo.run(self.refresh_plan(relations))
 
     def store_command(self, command: Command) -> Any:
-        """Perform one of the driver's Neo4j commands (a session calls it too)."""
+        """Perform one of the driver's Neo4j commands."""
         return self.repo.run(self.store_plan(command))
 
     def hold(self, request_id: str) -> RequestHold:

@@ -211,6 +211,7 @@ class AgentCore(Generic[R]):
         """The driver that continues an open request: this process's own Active State when
         the database failed under it, else the request's draft, taken over."""
         rid = yield from self.chosen_plan(request_id)
+        yield from self.refresh_plan()  # the first resumed prompt shows the index as it is
         inflight, self._inflight = self._inflight, None
         if inflight is not None and inflight.request_id == rid:
             found = yield from self.ops.open_request(rid)

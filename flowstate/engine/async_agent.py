@@ -16,7 +16,7 @@ import inspect
 from collections.abc import Iterable
 from typing import Any
 
-from flowstate.engine.agent_core import AgentCore
+from flowstate.engine.agent_core import AgentCore, Approver
 from flowstate.engine.driver import (
     Approve,
     CallModel,
@@ -30,6 +30,7 @@ from flowstate.engine.driver import (
     approver_outcome,
 )
 from flowstate.engine.hold import AsyncRequestHold
+from flowstate.engine.step import Approval
 from flowstate.errors import FlowStateError, ModelError, StoreError
 from flowstate.llm.client import Completion
 from flowstate.models.records import Relation
@@ -40,8 +41,8 @@ from flowstate.store.holds import OpenRequest
 
 class AsyncAgent(AgentCore[AsyncRepository]):
     """`Agent` for asyncio, over an `AsyncRepository`: `AsyncAgent(repo, model, tools, config,
-    approve, redact)`. Build it with `await fs.agent(...)` of an `AsyncFlowState` (which loads
-    the index), or directly: that does no I/O, the index loads at the first request."""
+    approve, redact)`, or `await fs.agent(...)` of an `AsyncFlowState`. Building it does no
+    I/O: the index loads at the first request."""
 
     async def arun(self, text: str) -> RunResult:
         """Run one request to its end and commit what it created."""
@@ -88,12 +89,7 @@ class AsyncAgent(AgentCore[AsyncRepository]):
             return await self._call_model(command, driver)
         if isinstance(command, Approve):
             assert self.approve is not None
-            if not inspect.iscoroutinefunction(self.approve):  # may block (a terminal prompt)
-                return await asyncio.to_thread(approver_outcome, self.approve, command.approval)
-            try:
-                return await self.approve(command.approval)
-            except Exception as e:  # an approver that fails denies; the request goes on
-                return e
+            return await awaited_outcome(self.approve, command.approval)
         if isinstance(command, RunTool):
             if command.tool.is_async:
                 return await command.tool.acall(command.arguments)
@@ -137,3 +133,14 @@ class AsyncAgent(AgentCore[AsyncRepository]):
             await self.repo.run(self.store_plan(command.save))
         with contextlib.suppress(StoreError):  # stale for a step; the save says if Neo4j is gone
             await self.refresh_index()
+
+
+async def awaited_outcome(approve: Approver, approval: Approval) -> Any:
+    """`approver_outcome` for an approver that may be `async def` (awaited); a plain one
+    runs in a thread, since it may block (a terminal prompt)."""
+    if not inspect.iscoroutinefunction(approve):
+        return await asyncio.to_thread(approver_outcome, approve, approval)
+    try:
+        return await approve(approval)
+    except Exception as e:  # an approver that fails denies; the request goes on
+        return e

@@ -7,28 +7,25 @@ from flowstate.engine.driver import RunResult
 from flowstate.errors import NotFoundError
 from flowstate.models import ids
 from flowstate.models.active import ActiveState
-from flowstate.store.repository import Repository
+from flowstate.models.records import Request
+from flowstate.store.ops import Ops
+from flowstate.store.plans import Plan
 
 
-def committed(repo: Repository, request_id: str) -> bool:
-    """Whether `request_id` is a committed request of the namespace."""
-    try:
-        repo.get_request(request_id)
-    except NotFoundError:
-        return False
-    return True
-
-
-def placeholder(repo: Repository, request_id: str) -> ActiveState:
+def placeholder(namespace: str, request_id: str) -> ActiveState:
     """An Active State standing for a committed request (nothing of it can change)."""
     seq = ids.request_seq(request_id)
-    return ActiveState(namespace=repo.namespace, request_id=request_id, seq=seq, text="-")
+    return ActiveState(namespace=namespace, request_id=request_id, seq=seq, text="-")
 
 
-def committed_result(repo: Repository, request_id: str) -> RunResult:
-    """The result of a request already committed, as its commit returned it (its revealed
-    states and rejection count are not kept, so they are empty)."""
-    request = repo.get_request(request_id)
+def committed_result(ops: Ops, request_id: str) -> Plan[RunResult | None]:
+    """The result of `request_id` as its commit returned it (its revealed states and
+    rejection count are not kept, so they are empty); None when it is not committed."""
+    try:
+        request = yield from ops.get(Request, "request", request_id)
+    except NotFoundError:
+        return None
+    states = yield from ops.request_states(request_id)
     return RunResult(
         request_id=request.id,
         answer=request.answer,
@@ -36,7 +33,7 @@ def committed_result(repo: Repository, request_id: str) -> RunResult:
         steps=request.steps,
         usage=request.usage,
         calls=[],
-        states_added=[s.id for s in repo.request_states(request_id)],
+        states_added=[s.id for s in states],
         revealed=[],
         rejections=0,
         dropped=list(request.dropped or []),

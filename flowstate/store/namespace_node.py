@@ -24,7 +24,6 @@ from pydantic import BaseModel, ConfigDict
 
 from flowstate.errors import ValidationFailed
 from flowstate.store.catalog import Q
-from flowstate.store.connection import Store
 from flowstate.store.plans import Plan, Read, Row
 
 MAX_HOLD_S = 86_400
@@ -63,12 +62,8 @@ class NamespaceSummary(BaseModel):
     held: int = 0  # open requests a live writer holds now
 
 
-def list_namespaces(store: Store) -> list[NamespaceSummary]:
-    """Every namespace that holds anything, with its counts, in name order."""
-    return store.run(_namespaces())
-
-
-def _namespaces() -> Plan[list[NamespaceSummary]]:
+def list_namespaces() -> Plan[list[NamespaceSummary]]:
+    """Every namespace of the database that holds anything, with its counts, in name order."""
     rows = yield Read(Q.NAMESPACES, {})
     return [NamespaceSummary.model_validate(row) for row in rows]
 

@@ -103,6 +103,12 @@ class ShellAgent:
     def pending(self) -> list[Any]:
         return self._call("pending")
 
+    def refresh_index(self) -> None:
+        """Load (or bring up to date) the index, as a request's start does."""
+        loading = self._agent.refresh_index()
+        if self._shell.is_async:
+            self._shell.wait(loading)
+
 
 class Harness:
     """One FlowState namespace plus scripted agents, each script named uniquely, driven

@@ -58,6 +58,7 @@ def test_an_agent_opens_a_request_that_was_never_loaded(
         [step(access=["r2"]), step(access=["r2.fact_3"]), step(action=final("found it"))],
         index_budget_tokens=300,
     )
+    agent.refresh_index()  # as the request's start loads it
     assert "r2" not in agent.index  # older than the window: counted, not loaded
     result = agent.run("what was settled in r2?")
     assert result.answer == "found it" and result.rejections == 0

@@ -278,6 +278,7 @@ def test_index_budget_collapses_the_oldest_and_a_collapsed_request_opens(h: Harn
         [step(access=["r1"]), step(access=["r1.fact_2"]), step(action=final())],
         index_budget_tokens=200,
     )
+    agent.refresh_index()  # as the request's start loads it
     rendered = agent.index.render()
     assert "r1" in rendered.collapsed and "r5" not in rendered.collapsed
     assert rendered.tokens <= 200

@@ -172,9 +172,7 @@ def test_a_lone_surrogate_in_the_request_is_a_usage_error(
 
 def test_a_scripted_model_object_works_as_the_model(h: Harness, repo: Repository) -> None:
     model = ScriptedModel.sequence(f"{repo.namespace}-obj", [step([add("a")], action=final())])
-    # FlowState.agent takes a ScriptedModel (its docstring, model_client); its annotation
-    # says only str | ModelClient.
-    result = h.fs.agent(model).run("go")  # type: ignore[arg-type]
+    result = h.fs.agent(model).run("go")  # as the README shows it
     assert result.outcome is Outcome.ANSWERED and repo.history()[0].id == "r1"
 
 

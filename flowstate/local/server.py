@@ -6,6 +6,7 @@ Loopback only. Jars live in the cache folder, database files and logs in the dat
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -106,10 +107,22 @@ class LocalServer:
     # -- start / stop --------------------------------------------------------------------
 
     def start(self, password: str | None = None) -> StartResult:
+        """Start the server, or find it running; a second process starting the same data
+        folder at once waits for the first and finds its server running."""
         began = time.monotonic()
+        self.home.mkdir(parents=True, exist_ok=True)
+        with (self.home / "start.lock").open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                return self._start(password, began)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _start(self, password: str | None, began: float) -> StartResult:
         running = self.info()
         if running is not None:
-            return StartResult(running, already_running=True, downloaded=False, seconds=0.0)
+            seconds = time.monotonic() - began  # the wait for another process's start, if any
+            return StartResult(running, already_running=True, downloaded=False, seconds=seconds)
         self._check_not_a_downgrade()
         java = find_java(line_for(self.settings.neo4j_version), self.settings.java_home)
         self._check_ports_free()

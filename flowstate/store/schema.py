@@ -6,14 +6,23 @@ statement uses IF NOT EXISTS, so applying it at each connect is safe.
 
 from __future__ import annotations
 
+from flowstate.errors import StoreError
 from flowstate.store.catalog import Q, statements
 from flowstate.store.plans import Plan, Statement, Write
 
 INDEX_TIMEOUT_S = 300
+# IF NOT EXISTS is checked before the rule is created: two processes connecting at once to a
+# fresh database can both create it, and the second is told it exists. That is success.
+_CREATED_MEANWHILE = ("EquivalentSchemaRuleAlreadyExists", "IndexAlreadyExists",
+                      "ConstraintAlreadyExists")  # fmt: skip
 
 
 def ensure(*, timeout_s: int = INDEX_TIMEOUT_S) -> Plan[None]:
     """Create missing constraints and indexes, then wait until all are online (a plan)."""
     for statement in statements(Q.SCHEMA):
-        yield Statement(statement)
+        try:
+            yield Statement(statement)
+        except StoreError as e:
+            if not any(code in str(e) for code in _CREATED_MEANWHILE):
+                raise
     yield Write(Q.AWAIT_INDEXES, {"timeout_s": timeout_s})

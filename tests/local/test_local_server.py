@@ -132,3 +132,50 @@ def test_password_turns_auth_on_and_stop_frees_ports(tmp_path: Path) -> None:
     assert port_is_free(settings.bolt_port) and port_is_free(settings.http_port)
     assert not bolt_answers(settings.bolt_port)
     assert server.stop().was_running is False
+
+
+_START_AND_CONNECT = """
+from flowstate.local.server import LocalServer
+from flowstate.settings import LocalServerSettings, Neo4jSettings
+from flowstate.store import Store
+
+settings = LocalServerSettings()
+result = LocalServer(settings).start()
+with Store.connect(Neo4jSettings(uri=settings.bolt_uri)):  # both apply the schema at once
+    pass
+print("already" if result.already_running else "started")
+"""
+
+
+def test_two_processes_starting_one_fresh_folder_share_one_server(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    settings = local_settings(tmp_path)
+    env = {
+        **os.environ,
+        "FLOWSTATE_LOCAL_DATA_DIR": str(settings.data_dir),
+        "FLOWSTATE_LOCAL_BOLT_PORT": str(settings.bolt_port),
+        "FLOWSTATE_LOCAL_HTTP_PORT": str(settings.http_port),
+    }
+    starts = [
+        subprocess.Popen(
+            [sys.executable, "-c", _START_AND_CONNECT],
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )  # fmt: skip
+        for _ in range(2)
+    ]
+    try:
+        done = [p.communicate(timeout=300) for p in starts]
+        assert [p.returncode for p in starts] == [0, 0], [err[-2000:] for _, err in done]
+        assert sorted(out.strip() for out, _ in done) == ["already", "started"]
+        assert LocalServer(settings).info() is not None  # its state is kept: status and stop work
+    finally:
+        for p in starts:
+            p.kill()
+        stopped = LocalServer(settings).stop()
+    assert stopped.was_running

@@ -20,6 +20,7 @@ _EXPORTS = {
         (
             "FlowStateError",
             "FlowStateRuntimeError",
+            "CommitUncertain",
             "ConflictError",
             "ModelError",
             "NamespaceBusy",
@@ -51,6 +52,7 @@ __all__ = [
     "AsyncAgent",
     "AsyncFlowState",
     "Category",
+    "CommitUncertain",
     "ConflictError",
     "FlowState",
     "FlowStateError",
@@ -95,6 +97,7 @@ if typing.TYPE_CHECKING:  # what the names are, for type checkers and editors
     from flowstate.engine.tools import Tool
     from flowstate.engine.transcript import Transcript
     from flowstate.errors import (
+        CommitUncertain,
         ConflictError,
         FlowStateError,
         FlowStateRuntimeError,

@@ -45,6 +45,11 @@ class StoreUnavailable(StoreError):
     """No Neo4j answered at the configured address."""
 
 
+class CommitUncertain(StoreUnavailable):
+    """The connection dropped while a commit was in flight: it may or may not have landed.
+    Look before committing again (an agent's `resume()` does)."""
+
+
 class ConflictError(UsageError):
     """A request cannot commit as it is because of what another request committed first: it
     supersedes a state that another request superseded meanwhile. `conflicts` holds

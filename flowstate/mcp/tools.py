@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from flowstate.engine.fact import key_from
-from flowstate.errors import FlowStateError, StoreError, UsageError
+from flowstate.errors import CommitUncertain, FlowStateError, StoreError, UsageError
 from flowstate.mcp import schemas as s
 from flowstate.mcp.catalog import SPECS, ToolSpec
 from flowstate.mcp.paging import pack, page_of
@@ -151,7 +151,13 @@ class MemoryTools:
             "content": args.content or args.summary,
             "relations": [r.model_dump(mode="json") for r in args.relations],
         }
-        result = fs.remember([op], args.text or args.summary, summary=args.summary)
+        try:
+            result = fs.remember([op], args.text or args.summary, summary=args.summary)
+        except CommitUncertain as e:  # the one transaction may have landed before the cut
+            raise UsageError(
+                f"{e}. Before remembering it again, look for it with memory_search (or the "
+                "newest request in memory_history): a fact that landed is there whole."
+            ) from e
         self._browse(fs).shown(result.states_added)  # shown to the model by this very reply
         out = s.RememberOut(
             request_id=result.request_id,

@@ -17,7 +17,7 @@ from typing import Any, Self, TypeVar
 import neo4j
 from neo4j import exceptions as neo
 
-from flowstate.errors import StoreError, StoreUnavailable, ValidationFailed
+from flowstate.errors import CommitUncertain, StoreError, StoreUnavailable, ValidationFailed
 from flowstate.settings import Neo4jSettings
 from flowstate.store import schema
 from flowstate.store.catalog import Q, query
@@ -190,7 +190,7 @@ def mapped_errors(settings: Neo4jSettings) -> Iterator[None]:
             "FLOWSTATE_NEO4J_USER and FLOWSTATE_NEO4J_PASSWORD to credentials it accepts"
         ) from e
     except neo.IncompleteCommit as e:
-        raise StoreUnavailable(
+        raise CommitUncertain(
             f"the connection to Neo4j at {uri} dropped while a commit was in flight; it may or "
             "may not have been applied (an agent's resume() checks before committing again)"
         ) from e

@@ -172,6 +172,16 @@ class _ProcessWriter:
             self.run.killed.append(f"writer {writer} (pid {pid}): {fate}")
 
 
+def _in_thread(job: WriterJob, sink: _Sink, run: Run) -> None:
+    try:
+        run_writer(job, sink.emit)
+    except Exception as e:  # noqa: BLE001 - a writer that could not even start is a finding
+        with sink.lock:
+            run.problems.append(
+                f"writer {job.writer} ({job.kind}) stopped: {type(e).__name__}: {e}"
+            )
+
+
 def _parsed(line: str) -> dict[str, Any] | None:
     try:
         event = json.loads(line)
@@ -199,7 +209,7 @@ def many_writers(settings: Neo4jSettings, writers: int = 8, requests: int = 25, 
         fs = FlowState(store, namespace)
         try:
             fs.remember(SEED, "Our hotel budget is 150 EUR a night", summary="Budget set")
-            workers = [threading.Thread(target=run_writer, args=(j, sink.emit)) for j in threads_of]
+            workers = [threading.Thread(target=_in_thread, args=(j, sink, run)) for j in threads_of]
             for i, job in enumerate(processes):
                 kill_at = max(2, requests // 3) + i if i < kills and requests >= 2 else None
                 writer = _ProcessWriter(job, kill_at, sink, fs, run, rng.uniform(0.0, 0.015))

@@ -15,15 +15,15 @@ import contextlib
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from flowstate.api import FlowState
 from flowstate.async_api import AsyncFlowState
 from flowstate.engine.step import AgentConfig
 from flowstate.engine.tools import Tool
-from flowstate.errors import UsageError
+from flowstate.errors import StoreUnavailable, UsageError
 from flowstate.llm.scripted import Message, ScriptedModel, unregister
 from flowstate.models import Outcome
 from flowstate.settings import Neo4jSettings
@@ -38,8 +38,10 @@ from flowstate_bench.fault_writer_jobs import (
     token_of,
 )
 
+T = TypeVar("T")
 KINDS = ("sync", "async", "session", "mcp")
 Emit = Callable[[dict[str, Any]], None]
+OUTAGE_S = 180.0  # how long a writer waits for the server to come back before it fails
 ATTEMPTS = 30  # revisions of one request before the writer gives up on it (a finding)
 AGENT_CONFIG = AgentConfig(max_steps=2 * ATTEMPTS)
 _REQUEST = re.compile(r"# User request \((r\d+)\)")
@@ -67,10 +69,34 @@ class GaveUp(Exception):
 
 def run_writer(job: WriterJob, emit: Emit) -> None:
     """Run the job's requests one after another; every failure is an event, never raised."""
-    with Store.connect(job.settings, ensure_schema=False) as store:
+    with _patiently(lambda: Store.connect(job.settings, ensure_schema=False)) as store:
         repo = Repository(store, job.namespace)
         run = {"sync": _sync_agent, "async": _async_agent, "session": _session, "mcp": _mcp}
         run[job.kind](job, store, repo, emit)
+
+
+def _patiently(connect: Callable[[], T]) -> T:
+    """Connect, waiting out a server that is being restarted (the driver retries transactions
+    on its own, but not the first connection)."""
+    deadline = time.monotonic() + OUTAGE_S
+    while True:
+        try:
+            return connect()
+        except StoreUnavailable:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+async def _apatiently(connect: Callable[[], Awaitable[T]]) -> T:
+    deadline = time.monotonic() + OUTAGE_S
+    while True:
+        try:
+            return await connect()
+        except StoreUnavailable:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.5)
 
 
 def _failed(job: WriterJob, n: int, e: BaseException) -> dict[str, Any]:
@@ -187,7 +213,7 @@ def _async_agent(job: WriterJob, store: Store, repo: Repository, emit: Emit) -> 
     model = _scripted(job, _Policy(job, _counter(repo), emit))
 
     async def main() -> None:
-        astore = await AsyncStore.connect(job.settings, ensure_schema=False)
+        astore = await _apatiently(lambda: AsyncStore.connect(job.settings, ensure_schema=False))
         afs = AsyncFlowState(astore, job.namespace)
         try:
             agent = await afs.agent(

@@ -41,8 +41,9 @@ from flowstate.settings import Neo4jSettings
 from flowstate.store import Store
 from flowstate_bench.fault_many_check import check
 from flowstate_bench.fault_servers import restart
+from flowstate_bench.fault_writer_jobs import WriterJob
 from flowstate_bench.fault_writer_proc import job_argument
-from flowstate_bench.fault_writer_shells import KINDS, WriterJob, run_writer
+from flowstate_bench.fault_writer_shells import KINDS, run_writer
 
 SEED = [
     {

@@ -15,8 +15,12 @@ The writer's view of "current" is what a model would have: the index lines it wa
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from flowstate.settings import Neo4jSettings
+from flowstate.store import Repository
 
 TOKEN = re.compile(r"token=(\d+-\d+)")
 _BUDGET_ID = re.compile(r"\br(\d+)\.budget\b")
@@ -26,6 +30,8 @@ _PAIR = re.compile(
     r"\b(r\d+\.budget)(?:(?!r\d+\.budget)[^\n])*?(?:SUPERSEDED|superseded) by (r\d+\.budget)"
 )
 SEED_BUDGET = "r1.budget"
+ATTEMPTS = 30  # revisions of one request before the writer gives up on it (a finding)
+Emit = Callable[[dict[str, Any]], None]
 
 
 def job_of(n: int) -> str:
@@ -35,7 +41,11 @@ def job_of(n: int) -> str:
 
 def request_text(writer: int, n: int) -> str:
     job = job_of(n)
-    what = {"lower": "lower the hotel budget", "pay": "pay the hotel", "note": "note it"}[job]
+    what = {
+        "lower": "lower the hotel budget",
+        "pay": "pay the hotel",
+        "note": "note it",
+    }[job]
     return f"Please {what}: token={writer}-{n} job={job}"
 
 
@@ -89,3 +99,35 @@ def newer_than(text: str) -> str | None:
     """The state a refusal says superseded one this request relied on."""
     named = _PAIR.findall(text)
     return named[-1][1] if named else None
+
+
+@dataclass(frozen=True)
+class WriterJob:
+    """Requests `first`..`last` of writer `writer`, through the shell `kind`."""
+
+    settings: Neo4jSettings
+    namespace: str
+    writer: int
+    kind: str
+    first: int
+    last: int
+    pause_s: float = 0.02
+
+    def event(self, name: str, n: int, **more: Any) -> dict[str, Any]:
+        return {"event": name, "writer": self.writer, "kind": self.kind, "n": n, **more}
+
+
+class GaveUp(Exception):
+    """A request still refused after ATTEMPTS revisions."""
+
+
+def failed_event(job: WriterJob, n: int, e: BaseException) -> dict[str, Any]:
+    """A request that raised instead of answering, as an event."""
+    return job.event(
+        "failed", n, error=f"{type(e).__name__}: {e}"[:600], type=type(e).__name__
+    )
+
+
+def commit_counter(repo: Repository) -> Callable[[], int]:
+    """The namespace's commit counter, read when called."""
+    return lambda: repo.stamp().committed

@@ -9,7 +9,8 @@ import sys
 from typing import Any
 
 from flowstate.settings import Neo4jSettings
-from flowstate_bench.fault_writer_shells import WriterJob, run_writer
+from flowstate_bench.fault_writer_jobs import WriterJob
+from flowstate_bench.fault_writer_shells import run_writer
 
 
 def job_argument(job: WriterJob) -> str:

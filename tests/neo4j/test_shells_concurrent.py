@@ -118,6 +118,16 @@ def test_a_session_guard_is_judged_on_what_is_committed_when_it_decides(
     assert [(d.id, d.approved) for d in repo.decisions("r2")] == [("r2.a1", True), ("r2.a2", False)]
 
 
+def test_a_session_guard_refuses_a_cited_state_another_process_forgot(
+    fs: FlowState, other_fs: FlowState, repo: Repository
+) -> None:
+    paying = fs.begin("pay the hotel")
+    paying.reveal(["r1.budget"])
+    other_fs.forget("r1.budget")
+    guarded = paying.guard("pay_hotel", {"amount": 140}, cites=["r1.budget"])
+    assert not guarded.approved and "r1.budget was forgotten" in guarded.reason
+
+
 # --- the async front door -----------------------------------------------------------------
 
 
@@ -306,9 +316,14 @@ def test_async_guard_is_judged_on_a_supersession_committed_while_the_request_ran
 
 
 def _two_servers(store: Store, namespace: str) -> tuple[Any, Any, list[Any]]:
-    """Two MCP servers over one namespace, each with its own front door (as two processes)."""
+    """Two MCP servers over one namespace, each with its own front door (as two processes);
+    the second may forget."""
     memories = [memory_over(store, namespace) for _ in range(2)]
-    servers = [build_server(m, McpSettings(namespace=namespace))[0] for m in memories]
+    settings = [
+        McpSettings(namespace=namespace),
+        McpSettings(namespace=namespace, allow_forget=True),
+    ]
+    servers = [build_server(m, c)[0] for m, c in zip(memories, settings, strict=True)]
     return servers[0], servers[1], memories
 
 
@@ -397,3 +412,18 @@ def test_an_mcp_guard_is_judged_on_what_another_server_committed_before_it(
 
     _over_mcp(store, repo.namespace, script)
     assert [(d.id, d.approved) for d in repo.decisions("r2")] == [("r2.a1", True), ("r2.a2", False)]
+
+
+def test_an_mcp_guard_refuses_a_state_another_server_forgot(
+    fs: FlowState, store: Store, repo: Repository
+) -> None:
+    async def script(a: Any, b: Any) -> None:
+        await ok(a, "memory_begin", text="pay the hotel")
+        await ok(a, "memory_reveal", request_id="r2", ids=["r1.budget"])
+        await ok(b, "memory_forget", id="r1.budget")
+        pay = {"tool": "pay_hotel", "arguments": {"amount": 140}, "cites": ["r1.budget"]}
+        denied = await call(a, "memory_guard", request_id="r2", **pay)
+        assert denied.error and "do not run pay_hotel" in denied.text
+        assert "r1.budget was forgotten" in denied.text
+
+    _over_mcp(store, repo.namespace, script)

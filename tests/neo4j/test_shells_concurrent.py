@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from flowstate import Approval, AsyncFlowState, FlowState, ScriptedModel, Tool
+from flowstate import AgentConfig, Approval, AsyncFlowState, FlowState, ScriptedModel, Tool
 from flowstate.errors import UsageError
 from flowstate.llm.scripted import unregister
 from flowstate.settings import Neo4jSettings
@@ -96,6 +96,26 @@ def test_a_second_session_superseding_one_state_is_refused_then_revised(
         "r2.budget": "r3.budget",
         "r3.budget": None,
     }
+
+
+def test_the_newer_state_a_refused_commit_names_can_be_superseded_though_the_index_folds_it(
+    fs: FlowState, other_fs: FlowState, repo: Repository
+) -> None:
+    folding = AgentConfig(index_budget_tokens=50)  # the index shows hardly any line
+    a, b = fs.begin("budget 120"), other_fs.begin("lower it to 100", config=folding)
+    for session in (a, b):
+        session.reveal(["r1.budget"])
+        session.record([lowered(120 if session is a else 100, "r1.budget")])
+    a.commit("lowered to 120", "Budget 120")
+    for n in range(6):  # newer requests: r2 folds into the index's range line
+        fs.remember([add(f"note{n}", summary=f"a long note number {n} about the weather")], "n")
+    with pytest.raises(UsageError, match=r"already superseded by r2\.budget"):
+        b.commit("lowered to 100", "Budget 100")
+    assert "r2.budget" not in b.index()  # folded away: only the refusal named it
+    revised = b.record([{"op": "remove", "key": "budget"}, lowered(100, "r2.budget")])
+    assert revised.applied, revised.rejections
+    b.commit("lowered to 100", "Budget 100")
+    assert supersessions(repo)["r2.budget"] == "r3.budget"  # r3 began before the notes
 
 
 def test_a_session_guard_is_judged_on_what_is_committed_when_it_decides(

@@ -73,6 +73,8 @@ class Run:
     index_follows: int = 0  # times this process brought its index up to date during the run
     index_matches_rebuild: bool = False  # ...and at the end it equals one loaded from scratch
     writer_indexes_matching: int = 0  # writers whose own index equalled a fresh one at the end
+    writer_indexes_differing: int = 0  # must be 0
+    writer_indexes_unsettled: int = 0  # the namespace never stood still long enough to compare
     revisions: int = 0  # steps or commits refused for a state superseded meanwhile, revised
     failed: int = 0  # requests that raised instead of answering
     namespace_busy: int = 0  # NamespaceBusy refusals: must be 0
@@ -267,7 +269,11 @@ def _finish(fs: FlowState, run: Run, sink: _Sink) -> None:
         elif event["event"] == "revised":
             run.revisions += 1
         elif event["event"] == "index":
-            run.writer_indexes_matching += bool(event["equal"])
+            run.writer_indexes_matching += event["equal"] is True
+            run.writer_indexes_differing += event["equal"] is False
+            run.writer_indexes_unsettled += event["equal"] is None
+            if event["equal"] is False:
+                run.problems.append(f"writer {event['writer']}'s index differs from a rebuild")
     left = fs.pending()
     run.open_left = len(left)
     for open_request in left:

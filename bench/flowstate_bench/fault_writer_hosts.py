@@ -21,12 +21,15 @@ from flowstate_bench.fault_writer_jobs import (
     WriterJob,
     commit_counter,
     failed_event,
+    index_settled,
     job_of,
     lowered,
     mark,
     newer_than,
     request_text,
 )
+
+SEARCHED = 50  # search hits a host reads: every budget state of a default run
 
 
 class _SessionHost:
@@ -43,6 +46,11 @@ class _SessionHost:
     async def index(self) -> str:
         return str(self.session.index())
 
+    async def search(self, query: str) -> str:
+        hits = self.fs.search(query, SEARCHED)
+        self.session.shown([h.id for h in hits])
+        return _hit_lines([h.model_dump() for h in hits])
+
     async def reveal(self, ids: list[str]) -> None:
         self.session.reveal(ids)
 
@@ -50,9 +58,7 @@ class _SessionHost:
         recorded = self.session.record(delta)
         return None if recorded.applied else "; ".join(recorded.rejections)
 
-    async def guard(
-        self, tool: str, arguments: dict[str, Any], cites: list[str]
-    ) -> None:
+    async def guard(self, tool: str, arguments: dict[str, Any], cites: list[str]) -> None:
         self.session.guard(tool, arguments, cites)
 
     async def commit(self, answer: str, summary: str) -> str | None:
@@ -70,9 +76,7 @@ class _McpHost:
         self.client = client
         self.rid = ""
 
-    async def _call(
-        self, name: str, /, **arguments: Any
-    ) -> tuple[str | None, dict[str, Any]]:
+    async def _call(self, name: str, /, **arguments: Any) -> tuple[str | None, dict[str, Any]]:
         wire = (await self.client.call_tool(name, arguments)).model_dump(
             mode="json", by_alias=True, exclude_none=True
         )
@@ -92,21 +96,37 @@ class _McpHost:
         error, out = await self._call("memory_index", request_id=self.rid)
         return error or out.get("text", "")
 
+    async def search(self, query: str) -> str:
+        _, out = await self._call("memory_search", query=query, request_id=self.rid, limit=SEARCHED)
+        return _hit_lines(out.get("hits", []))
+
     async def reveal(self, ids: list[str]) -> None:
         await self._call("memory_reveal", request_id=self.rid, ids=ids)
 
     async def record(self, delta: list[dict[str, Any]]) -> str | None:
         return (await self._call("memory_record", request_id=self.rid, delta=delta))[0]
 
-    async def guard(
-        self, tool: str, arguments: dict[str, Any], cites: list[str]
-    ) -> None:
+    async def guard(self, tool: str, arguments: dict[str, Any], cites: list[str]) -> None:
         await self._call("memory_guard", request_id=self.rid, tool=tool, arguments=arguments,
                          cites=cites)  # fmt: skip
 
     async def commit(self, answer: str, summary: str) -> str | None:
         return (await self._call("memory_commit", request_id=self.rid, answer=answer,
                                  summary=summary))[0]  # fmt: skip
+
+
+def _hit_lines(hits: list[dict[str, Any]]) -> str:
+    """Search hits as the index lists states (what a host's model would read)."""
+    return "\n".join(
+        f"{h['id']} {h['summary']}"
+        + (f"  (SUPERSEDED by {h['superseded_by']})" if h.get("superseded_by") else "")
+        for h in hits
+    )
+
+
+async def _current(host: Any) -> str:
+    """What a host reads to find the current budget after a refusal: index and search."""
+    return "\n" + await host.index() + "\n" + await host.search("hotel budget")
 
 
 async def _host_request(
@@ -122,6 +142,8 @@ async def _host_request(
     token, job_name = f"{job.writer}-{n}", job_of(n)
     rid, index = await host.begin(request_text(job.writer, n))
     emit(job.event("begun", n, request_id=rid))
+    if job_name != "note":  # what is current now: the index may have folded it away
+        index += "\n" + await host.search("hotel budget")
     target = belief.learn(index, rid)
     if job_name != "note":
         await host.reveal([target])
@@ -133,7 +155,7 @@ async def _host_request(
         if newer_than(why) is None:
             raise GaveUp(why)
         emit(job.event("revised", n, request_id=rid))
-        target = belief.learn(why + await host.index(), rid)
+        target = belief.learn(why + await _current(host), rid)
         why = await host.record([mark(token), lowered(token, target)])
     await asyncio.sleep(job.pause_s)
     if job_name == "pay":
@@ -148,14 +170,12 @@ async def _host_request(
         if job_name != "lower" or newer_than(why) is None:
             raise GaveUp(why)
         emit(job.event("revised", n, request_id=rid))
-        target = belief.learn(why + await host.index(), rid)
+        target = belief.learn(why + await _current(host), rid)
         await host.record([{"op": "remove", "key": "budget"}, lowered(token, target)])
     raise GaveUp(f"{rid} still refused after {ATTEMPTS} revisions")
 
 
-async def _host_requests(
-    job: WriterJob, host: Any, repo: Repository, emit: Emit
-) -> None:
+async def _host_requests(job: WriterJob, host: Any, repo: Repository, emit: Emit) -> None:
     belief, counter = Belief(), commit_counter(repo)
     for n in range(job.first, job.last + 1):
         try:
@@ -167,8 +187,15 @@ async def _host_requests(
 def session_writer(job: WriterJob, store: Store, repo: Repository, emit: Emit) -> None:
     fs = FlowState(store, job.namespace)
     asyncio.run(_host_requests(job, _SessionHost(fs), repo, emit))
-    fresh = FlowState(store, job.namespace).shown_index().text
-    emit(job.event("index", job.last, equal=fs.shown_index().text == fresh))
+
+    async def followed() -> str:
+        return fs.shown_index().text
+
+    async def rebuilt() -> str:
+        return FlowState(store, job.namespace).shown_index().text
+
+    equal = asyncio.run(index_settled(commit_counter(repo), followed, rebuilt))
+    emit(job.event("index", job.last, equal=equal))
 
 
 def mcp_writer(job: WriterJob, store: Store, repo: Repository, emit: Emit) -> None:
@@ -188,9 +215,15 @@ def mcp_writer(job: WriterJob, store: Store, repo: Repository, emit: Emit) -> No
         async with _client(server) as client:
             host = _McpHost(client)
             await _host_requests(job, host, repo, emit)
-            _, out = await host._call("memory_index")
-            fresh = FlowState(store, job.namespace).shown_index().text
-            emit(job.event("index", job.last, equal=out.get("text") == fresh))
+
+            async def followed() -> str:
+                return str((await host._call("memory_index"))[1].get("text"))
+
+            async def rebuilt() -> str:
+                return FlowState(store, job.namespace).shown_index().text
+
+            equal = await index_settled(commit_counter(repo), followed, rebuilt)
+            emit(job.event("index", job.last, equal=equal))
 
     try:
         asyncio.run(main())
@@ -208,9 +241,7 @@ async def _client(server: Any) -> AsyncIterator[Any]:
             create_connected_server_and_client_session,
         )
 
-        async with create_connected_server_and_client_session(
-            server._mcp_server
-        ) as client:
+        async with create_connected_server_and_client_session(server._mcp_server) as client:
             yield client
         return
     async with Client(server) as client:

@@ -14,8 +14,10 @@ The writer's view of "current" is what a model would have: the index lines it wa
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,11 +125,28 @@ class GaveUp(Exception):
 
 def failed_event(job: WriterJob, n: int, e: BaseException) -> dict[str, Any]:
     """A request that raised instead of answering, as an event."""
-    return job.event(
-        "failed", n, error=f"{type(e).__name__}: {e}"[:600], type=type(e).__name__
-    )
+    return job.event("failed", n, error=f"{type(e).__name__}: {e}"[:600], type=type(e).__name__)
 
 
 def commit_counter(repo: Repository) -> Callable[[], int]:
     """The namespace's commit counter, read when called."""
     return lambda: repo.stamp().committed
+
+
+async def index_settled(
+    counter: Callable[[], int],
+    followed: Callable[[], Awaitable[str]],
+    rebuilt: Callable[[], Awaitable[str]],
+    wait_s: float = 180.0,
+) -> bool | None:
+    """Whether the index a writer followed equals one rebuilt from scratch, compared while no
+    commit lands between the two reads (other writers may still be committing); None when
+    the namespace never stood still for that long."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        before = counter()
+        ours, fresh = await followed(), await rebuilt()
+        if counter() == before:
+            return ours == fresh
+        await asyncio.sleep(0.2)
+    return None

@@ -33,6 +33,7 @@ from flowstate_bench.fault_writer_jobs import (
     WriterJob,
     commit_counter,
     failed_event,
+    index_settled,
     job_of,
     lowered,
     mark,
@@ -132,9 +133,7 @@ class _Policy:
             }
         if token in self.before:
             before, after = self.before.pop(token), self.counter()
-            self.emit(
-                self.job.event("guard", n, request_id=own, before=before, after=after)
-            )
+            self.emit(self.job.event("guard", n, request_id=own, before=before, after=after))
         return {"delta": missing, "action": _final(token)}
 
 
@@ -165,15 +164,9 @@ def _agent_tools(job: WriterJob) -> list[Any]:
 
 def _answered(job: WriterJob, n: int, result: Any, emit: Emit) -> None:
     if result.outcome is Outcome.ANSWERED:
-        emit(
-            job.event("answered", n, request_id=result.request_id, token=result.answer)
-        )
+        emit(job.event("answered", n, request_id=result.request_id, token=result.answer))
     else:
-        emit(
-            job.event(
-                "ended", n, request_id=result.request_id, outcome=result.outcome.value
-            )
-        )
+        emit(job.event("ended", n, request_id=result.request_id, outcome=result.outcome.value))
 
 
 def _model_of(agent: Any) -> str | None:
@@ -191,18 +184,23 @@ def _scripted(job: WriterJob, policy: _Policy) -> ScriptedModel:
 def _sync_agent(job: WriterJob, store: Store, repo: Repository, emit: Emit) -> None:
     model = _scripted(job, _Policy(job, commit_counter(repo), emit))
     fs = FlowState(store, job.namespace)
-    agent = fs.agent(
-        model.client(), _agent_tools(job), config=AGENT_CONFIG, approve=lambda _: True
-    )
+    agent = fs.agent(model.client(), _agent_tools(job), config=AGENT_CONFIG, approve=lambda _: True)
     try:
         for n in range(job.first, job.last + 1):
             try:
                 _answered(job, n, agent.run(request_text(job.writer, n)), emit)
             except Exception as e:  # noqa: BLE001 - every failure is a finding
                 emit(failed_event(job, n, e))
-        agent.refresh_index()
-        fresh = fs.index(AGENT_CONFIG.index_budget_tokens, _model_of(agent)).text
-        emit(job.event("index", job.last, equal=agent.index.render().text == fresh))
+
+        async def followed() -> str:
+            agent.refresh_index()
+            return agent.index.render().text
+
+        async def rebuilt() -> str:
+            return fs.index(AGENT_CONFIG.index_budget_tokens, _model_of(agent)).text
+
+        equal = asyncio.run(index_settled(commit_counter(repo), followed, rebuilt))
+        emit(job.event("index", job.last, equal=equal))
     finally:
         unregister(model.name)
 
@@ -211,9 +209,7 @@ def _async_agent(job: WriterJob, store: Store, repo: Repository, emit: Emit) -> 
     model = _scripted(job, _Policy(job, commit_counter(repo), emit))
 
     async def main() -> None:
-        astore = await _apatiently(
-            lambda: AsyncStore.connect(job.settings, ensure_schema=False)
-        )
+        astore = await _apatiently(lambda: AsyncStore.connect(job.settings, ensure_schema=False))
         afs = AsyncFlowState(astore, job.namespace)
         try:
             agent = await afs.agent(
@@ -224,16 +220,20 @@ def _async_agent(job: WriterJob, store: Store, repo: Repository, emit: Emit) -> 
             )
             for n in range(job.first, job.last + 1):
                 try:
-                    _answered(
-                        job, n, await agent.arun(request_text(job.writer, n)), emit
-                    )
+                    _answered(job, n, await agent.arun(request_text(job.writer, n)), emit)
                 except Exception as e:  # noqa: BLE001 - every failure is a finding
                     emit(failed_event(job, n, e))
-            await agent.refresh_index()
-            fresh = (
-                await afs.index(AGENT_CONFIG.index_budget_tokens, _model_of(agent))
-            ).text
-            emit(job.event("index", job.last, equal=agent.index.render().text == fresh))
+
+            async def followed() -> str:
+                await agent.refresh_index()
+                return agent.index.render().text
+
+            async def rebuilt() -> str:
+                budget, model_name = AGENT_CONFIG.index_budget_tokens, _model_of(agent)
+                return (await afs.index(budget, model_name)).text
+
+            equal = await index_settled(commit_counter(repo), followed, rebuilt)
+            emit(job.event("index", job.last, equal=equal))
         finally:
             await astore.close()
 

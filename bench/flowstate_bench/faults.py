@@ -95,6 +95,8 @@ def _many_totals(many: dict) -> dict:
         "many_writer_guard_inconsistent": many["guard_inconsistent"],
         "many_writer_most_open_at_once": many["most_open_at_once"],
         "many_writer_index_equals_rebuild": int(many["index_matches_rebuild"]),
+        "many_writer_own_indexes_equal_rebuild": many["writer_indexes_matching"],
+        "many_writer_own_indexes_differing": many["writer_indexes_differing"],
     }
 
 

@@ -46,5 +46,6 @@ def test_faults_command_writes_the_counts(neo4j_settings, monkeypatch, tmp_path:
     assert totals["many_writer_guard_decisions"] >= 3
     assert totals["many_writer_guard_inconsistent"] == 0
     assert totals["many_writer_index_equals_rebuild"] == 1
+    assert totals["many_writer_own_indexes_equal_rebuild"] == 4
     assert report["many_writers"]["shells"] == {"sync": 1, "async": 1, "session": 1, "mcp": 1}
     assert "cases_tried" in done.output and "faults.json" in done.output

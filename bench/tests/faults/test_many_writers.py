@@ -35,6 +35,7 @@ def test_a_killed_writer_process_is_taken_over_and_nothing_is_lost(
     assert found["guard_approved"] + found["guard_denied_stale"] >= 1
     assert (found["guard_inconsistent"], found["guard_unlogged"]) == (0, 0)
     assert found["index_matches_rebuild"] and found["writer_indexes_matching"] == WRITERS
+    assert found["writer_indexes_differing"] == 0
     assert found["open_left"] == 0
 
 

@@ -37,6 +37,7 @@ from flowstate.errors import (
     RequestInterrupted,
     StoreError,
     UsageError,
+    ValidationFailed,
 )
 from flowstate.llm.client import Completion, ModelClient
 from flowstate.models import ids
@@ -261,6 +262,12 @@ class AgentCore(Generic[R]):
                 yield from self.ops.commit(command.bundle, owner=self.writer)
             except (NotFoundError, ConflictError) as refused:
                 return refused
+            except ValidationFailed:
+                # The driver retries a transaction whose acknowledgement was lost; when the
+                # first attempt had landed, the retry meets the request's own id. Nobody else
+                # commits this id: it landed.
+                if (yield from self._landed(command.bundle.request.id)) is None:
+                    raise
             return None
         if isinstance(command, CheckCited):
             return (yield from self._stale(command.request_id, command.state_ids))
@@ -270,11 +277,14 @@ class AgentCore(Generic[R]):
         if isinstance(command, CheckCommitted):
             # The request as committed, when a retried commit already landed (its
             # acknowledgement was lost); else None.
-            try:
-                return (yield from self.ops.get(Request, "request", command.request_id))
-            except NotFoundError:
-                return None
+            return (yield from self._landed(command.request_id))
         raise TypeError(f"unknown driver command {command!r}")
+
+    def _landed(self, request_id: str) -> Plan[Request | None]:
+        try:
+            return (yield from self.ops.get(Request, "request", request_id))
+        except NotFoundError:
+            return None
 
     def _stale(self, request_id: str, cited: list[str]) -> Plan[dict[str, str]]:
         """Which cited past states are superseded or gone now, as committed."""

@@ -39,7 +39,8 @@ class Checked:
     supersessions: int = 0
     guard_approved: int = 0
     guard_denied_stale: int = 0
-    guard_denied_other: int = 0
+    guard_denied_other: int = 0  # by a rule that does not depend on others' commits
+    guard_denied_other_reasons: dict[str, int] = field(default_factory=dict)  # the commonest
     guard_unlogged: int = 0  # decisions whose writer's counter readings are missing
     guard_inconsistent: int = 0
     states_checked: int = 0
@@ -124,6 +125,8 @@ def _guards(
                 found.guard_denied_stale += 1
             else:
                 found.guard_denied_other += 1
+                reasons = found.guard_denied_other_reasons
+                reasons[decision.reason[:100]] = reasons.get(decision.reason[:100], 0) + 1
                 continue  # refused by a rule that does not depend on others' commits
             log = logged.get(decision.request_id)
             if log is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any, Generic, Protocol, TypeVar
 
 from flowstate.engine.driver import (
@@ -245,13 +246,20 @@ class AgentCore(Generic[R]):
     def store_plan(self, command: Command) -> Plan[Any]:
         """The Neo4j work of one driver command; what it returns is sent to the driver."""
         if isinstance(command, SaveDraft):
-            yield from self.ops.save_draft(
-                command.request_id,
-                command.payload,
-                owner=self.writer,
-                hold_s=self.config.hold_seconds,
-                first=command.first,
-            )
+            try:
+                yield from self.ops.save_draft(
+                    command.request_id,
+                    command.payload,
+                    owner=self.writer,
+                    hold_s=self.config.hold_seconds,
+                    first=command.first,
+                )
+            except ValidationFailed:
+                # A first save the driver retried after it had landed meets its own draft.
+                draft = yield from self.ops.open_request(command.request_id)
+                if not command.first or draft is None or draft.holder != self.writer:
+                    raise
+                yield from self.store_plan(replace(command, first=False))  # this payload
             self._saved_request = command.request_id
             return None
         if isinstance(command, Reveal):

@@ -140,6 +140,25 @@ def test_a_commit_the_driver_ran_again_after_it_landed_answers_once(
     assert [r.id for r in repo.history()] == ["r1"] and repo.open_requests() == []
 
 
+def test_a_first_draft_save_the_driver_ran_again_after_it_landed_keeps_the_request(
+    shell: Shell, store: Store, namespace: str, repo: Repository
+) -> None:
+    """The same retry at the request's first save, which opens its draft."""
+    h = Harness(store, namespace, shell)
+    agent, _ = h.agent([step([add("fact")], action=final("ok", "one fact"))])
+    real_save = agent.repo.ops.save_draft
+
+    def landed_then_retried(request_id, payload, **lease):  # noqa: ANN001, ANN003, ANN202
+        yield from real_save(request_id, payload, **lease)
+        if lease.get("first"):
+            yield from real_save(request_id, payload, **lease)
+
+    agent.repo.ops.save_draft = landed_then_retried
+    result = agent.run("remember one fact")
+    assert (result.answer, result.outcome) == ("ok", Outcome.ANSWERED)
+    assert [r.id for r in repo.history()] == ["r1"] and repo.open_requests() == []
+
+
 def test_a_step_cut_before_its_tool_ran_is_finished_on_resume(
     shell: Shell, store: Store, namespace: str, repo: Repository
 ) -> None:

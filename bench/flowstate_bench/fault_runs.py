@@ -13,15 +13,17 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from flowstate.local.server import LocalServer
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Store
 from flowstate_bench.fault_agents import concurrent_agents
 from flowstate_bench.fault_kills import kill_round
+from flowstate_bench.fault_many_writers import many_writers
 from flowstate_bench.fault_outage import unreachable_during_request
-from flowstate_bench.fault_servers import spare_server
+from flowstate_bench.fault_servers import client_settings, spare_server
 from flowstate_bench.fault_writers import concurrent_writers
 
 Say = Callable[[str], None]
@@ -104,8 +106,11 @@ def _quiet_driver() -> Iterator[None]:
         log.setLevel(level)
 
 
-def spare_faults(kills: int, say: Say = print, after_commits: int = 40) -> dict:
-    """`kills` SIGKILL rounds, then the outage scenario, on one spare server (stopped after)."""
+def spare_faults(
+    kills: int, say: Say = print, after_commits: int = 40, many: ManyShape | None = None
+) -> dict:
+    """`kills` SIGKILL rounds, then the outage scenario, then (with `many`) the many-writer
+    run with its Neo4j restart, on one spare server (stopped after)."""
     rounds: list[dict] = []
     with (
         tempfile.TemporaryDirectory(prefix="flowstate-faults-") as tmp,
@@ -124,4 +129,28 @@ def spare_faults(kills: int, say: Say = print, after_commits: int = 40) -> dict:
         for out in outages:
             say(f"  outage at {out['at']}: gave up after {out['failed_after_s']:.2f}s, "
                 f"{out['model_calls']} model calls, {len(out['problems'])} problems")  # fmt: skip
-    return {"kills": rounds, "outage": outages[0], "outage_at_commit": outages[1]}
+        parts = {"kills": rounds, "outage": outages[0], "outage_at_commit": outages[1]}
+        if many is not None:
+            parts["many_writers"] = many_writers_run(client_settings(server), many, say, server)
+    return parts
+
+
+@dataclass(frozen=True)
+class ManyShape:
+    writers: int
+    requests: int  # per writer
+    kills: int  # writer processes SIGKILLed mid-request
+
+
+def many_writers_run(
+    settings: Neo4jSettings, shape: ManyShape, say: Say = print, server: LocalServer | None = None
+) -> dict:
+    """The many-writer run (`fault_many_writers`), said in one line."""
+    where = "the spare Neo4j (restarted once)" if server else settings.uri
+    say(f"{shape.writers} writers x {shape.requests} requests through every shell on one "
+        f"namespace of {where}, {shape.kills} writer processes SIGKILLed...")  # fmt: skip
+    found = many_writers(settings, shape.writers, shape.requests, shape.kills, server=server)
+    say(f"  {found['committed']} committed, {found['lost']} lost, {found['duplicated']} "
+        f"duplicated, {len(found['unexplained_gaps'])} unexplained id gaps, "
+        f"{found['guard_inconsistent']} inconsistent guard decisions")  # fmt: skip
+    return found

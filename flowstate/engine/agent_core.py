@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any, Generic, Protocol, TypeVar
 
 from flowstate.engine.driver import (
@@ -37,6 +38,7 @@ from flowstate.errors import (
     RequestInterrupted,
     StoreError,
     UsageError,
+    ValidationFailed,
 )
 from flowstate.llm.client import Completion, ModelClient
 from flowstate.models import ids
@@ -245,13 +247,20 @@ class AgentCore(Generic[R]):
     def store_plan(self, command: Command) -> Plan[Any]:
         """The Neo4j work of one driver command; what it returns is sent to the driver."""
         if isinstance(command, SaveDraft):
-            yield from self.ops.save_draft(
-                command.request_id,
-                command.payload,
-                owner=self.writer,
-                hold_s=self.config.hold_seconds,
-                first=command.first,
-            )
+            try:
+                yield from self.ops.save_draft(
+                    command.request_id,
+                    command.payload,
+                    owner=self.writer,
+                    hold_s=self.config.hold_seconds,
+                    first=command.first,
+                )
+            except ValidationFailed:
+                # A first save the driver retried after it had landed meets its own draft.
+                draft = yield from self.ops.open_request(command.request_id)
+                if not command.first or draft is None or draft.holder != self.writer:
+                    raise
+                yield from self.store_plan(replace(command, first=False))  # this payload
             self._saved_request = command.request_id
             return None
         if isinstance(command, Reveal):
@@ -262,6 +271,12 @@ class AgentCore(Generic[R]):
                 yield from self.ops.commit(command.bundle, owner=self.writer)
             except (NotFoundError, ConflictError) as refused:
                 return refused
+            except ValidationFailed:
+                # The driver retries a transaction whose acknowledgement was lost; when the
+                # first attempt had landed, the retry meets the request's own id. Nobody else
+                # commits this id: it landed.
+                if (yield from self._landed(command.bundle.request.id)) is None:
+                    raise
             return None
         if isinstance(command, CheckCited):
             return (yield from self._stale(command.request_id, command.state_ids))
@@ -271,11 +286,14 @@ class AgentCore(Generic[R]):
         if isinstance(command, CheckCommitted):
             # The request as committed, when a retried commit already landed (its
             # acknowledgement was lost); else None.
-            try:
-                return (yield from self.ops.get(Request, "request", command.request_id))
-            except NotFoundError:
-                return None
+            return (yield from self._landed(command.request_id))
         raise TypeError(f"unknown driver command {command!r}")
+
+    def _landed(self, request_id: str) -> Plan[Request | None]:
+        try:
+            return (yield from self.ops.get(Request, "request", request_id))
+        except NotFoundError:
+            return None
 
     def _stale(self, request_id: str, cited: list[str]) -> Plan[dict[str, str]]:
         """Which cited past states are superseded or gone now, as committed."""

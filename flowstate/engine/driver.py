@@ -54,7 +54,7 @@ from flowstate.engine.commit import (
     without_dangling,
 )
 from flowstate.engine.index import RenderedIndex
-from flowstate.engine.opening import reveal_of, take_in
+from flowstate.engine.opening import reveal_of, show, take_in
 from flowstate.engine.prompt import Prompt, build_prompt
 from flowstate.engine.protocol import ReplyFormat
 from flowstate.engine.report import Rejection, RejectionKind, StepReport
@@ -209,11 +209,16 @@ class StepDriver:
         self.index = fresher
         active = self.active
         mine = {r.target for r in active.relations} | set(active.revealed)
+        stale = [
+            (old, new)
+            for old, new in fresher.superseded.items()
+            if old in mine and before.get(old) != new and ids.request_of(new) != active.request_id
+        ]
+        show(active, [new for _, new in stale])  # told to open it: so it may, even when folded
         return [
             f"{old}, which this request opened or relates to, was superseded by {new} "
             "(committed by another request meanwhile): open it before relying on it"
-            for old, new in fresher.superseded.items()
-            if old in mine and before.get(old) != new and ids.request_of(new) != active.request_id
+            for old, new in stale
         ]
 
     def _tell(self, notices: list[str], report: StepReport) -> None:
@@ -295,6 +300,8 @@ class StepDriver:
         """A commit refused for a conflict: the request goes on, and the model hears why."""
         active = self.active
         active.finish = None
+        # Told to supersede the newer state instead: it may, even when the index folds it.
+        show(active, [new for _, new in conflict.conflicts])
         message = f"final answer held back: {conflict}"
         report.rejections.append(Rejection(RejectionKind.CONFLICT, message))
         active.rejections = [*active.rejections, message]

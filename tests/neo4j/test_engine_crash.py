@@ -119,6 +119,46 @@ def test_a_lost_commit_acknowledgement_is_not_committed_twice(
     assert [s.id for s in repo.bundles()[0].states] == ["r1.fact"]
 
 
+def test_a_commit_the_driver_ran_again_after_it_landed_answers_once(
+    shell: Shell, store: Store, namespace: str, repo: Repository
+) -> None:
+    """The driver retries a transaction whose acknowledgement was lost (a server restarting
+    mid-commit); the first attempt had landed, so the retry meets the request's own id: the
+    request is answered, committed once."""
+    h = Harness(store, namespace, shell)
+    agent, model = h.agent([step([add("fact")], action=final("ok", "one fact"))])
+    real_commit = agent.repo.ops.commit
+
+    def landed_then_retried(bundle, **lease):  # noqa: ANN001, ANN003, ANN202
+        yield from real_commit(bundle, **lease)
+        yield from real_commit(bundle, **lease)
+
+    agent.repo.ops.commit = landed_then_retried  # the plan both shells run
+    result = agent.run("remember one fact")
+    assert (result.answer, result.outcome) == ("ok", Outcome.ANSWERED)
+    assert len(model.calls) == 1
+    assert [r.id for r in repo.history()] == ["r1"] and repo.open_requests() == []
+
+
+def test_a_first_draft_save_the_driver_ran_again_after_it_landed_keeps_the_request(
+    shell: Shell, store: Store, namespace: str, repo: Repository
+) -> None:
+    """The same retry at the request's first save, which opens its draft."""
+    h = Harness(store, namespace, shell)
+    agent, _ = h.agent([step([add("fact")], action=final("ok", "one fact"))])
+    real_save = agent.repo.ops.save_draft
+
+    def landed_then_retried(request_id, payload, **lease):  # noqa: ANN001, ANN003, ANN202
+        yield from real_save(request_id, payload, **lease)
+        if lease.get("first"):
+            yield from real_save(request_id, payload, **lease)
+
+    agent.repo.ops.save_draft = landed_then_retried
+    result = agent.run("remember one fact")
+    assert (result.answer, result.outcome) == ("ok", Outcome.ANSWERED)
+    assert [r.id for r in repo.history()] == ["r1"] and repo.open_requests() == []
+
+
 def test_a_step_cut_before_its_tool_ran_is_finished_on_resume(
     shell: Shell, store: Store, namespace: str, repo: Repository
 ) -> None:

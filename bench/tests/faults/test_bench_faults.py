@@ -17,6 +17,7 @@ def test_faults_command_writes_the_counts(neo4j_settings, monkeypatch, tmp_path:
     monkeypatch.setenv("FLOWSTATE_NEO4J_URI", neo4j_settings.uri)  # never a surprise server
     args = ["--cases", "30", "--full-cases", "2", "--agents", "3", "--requests", "2"]
     args += ["--writers", "3", "--writer-requests", "3"]
+    args += ["--many-writers", "4", "--many-requests", "3", "--writer-kills", "0"]
     done = CliRunner().invoke(faults, [*args, "--no-spare", "--out", str(tmp_path)])
     assert done.exit_code == 0, done.output
     report = json.loads((tmp_path / "faults.json").read_text())
@@ -36,4 +37,15 @@ def test_faults_command_writes_the_counts(neo4j_settings, monkeypatch, tmp_path:
     assert totals["writer_requests_committed"] == 9 and totals["writer_requests_failed"] == 0
     assert totals["writer_ids_repeated_or_skipped"] == 0
     assert totals["writer_requests_left_open"] == 0
+    # many writers through every shell, none killed, no restart (--no-spare)
+    assert totals["many_writers_x_requests"] == totals["many_writer_requests_committed"] == 12
+    assert (totals["many_writer_kills"], totals["many_writer_neo4j_restarts"]) == (0, 0)
+    assert totals["many_writer_requests_lost"] == totals["many_writer_requests_duplicated"] == 0
+    assert totals["many_writer_namespace_busy"] == totals["many_writer_failed"] == 0
+    assert totals["many_writer_ids_unexplained"] == totals["many_writer_ids_discarded"] == 0
+    assert totals["many_writer_guard_decisions"] >= 3
+    assert totals["many_writer_guard_inconsistent"] == 0
+    assert totals["many_writer_index_equals_rebuild"] == 1
+    assert totals["many_writer_own_indexes_equal_rebuild"] == 4
+    assert report["many_writers"]["shells"] == {"sync": 1, "async": 1, "session": 1, "mcp": 1}
     assert "cases_tried" in done.output and "faults.json" in done.output

@@ -5,9 +5,8 @@ with the calls a host makes, and revising it while it is refused."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 from flowstate.api import FlowState
@@ -200,6 +199,7 @@ def session_writer(job: WriterJob, store: Store, repo: Repository, emit: Emit) -
 
 def mcp_writer(job: WriterJob, store: Store, repo: Repository, emit: Emit) -> None:
     from flowstate.mcp.memory import Memory
+    from flowstate.mcp.sdk import in_memory_client
     from flowstate.mcp.server import build_server
     from flowstate.mcp.settings import McpSettings
 
@@ -212,7 +212,7 @@ def mcp_writer(job: WriterJob, store: Store, repo: Repository, emit: Emit) -> No
     logging.getLogger("LiteLLM").setLevel(logging.WARNING)
 
     async def main() -> None:
-        async with _client(server) as client:
+        async with in_memory_client(server) as client:
             host = _McpHost(client)
             await _host_requests(job, host, repo, emit)
 
@@ -229,20 +229,3 @@ def mcp_writer(job: WriterJob, store: Store, repo: Repository, emit: Emit) -> No
         asyncio.run(main())
     finally:
         memory.close()
-
-
-@contextlib.asynccontextmanager
-async def _client(server: Any) -> AsyncIterator[Any]:
-    """A client session connected to `server` in this process (either MCP SDK line)."""
-    try:
-        from mcp import Client  # 2.x
-    except ImportError:  # 1.x
-        from mcp.shared.memory import (  # type: ignore[attr-defined]
-            create_connected_server_and_client_session,
-        )
-
-        async with create_connected_server_and_client_session(server._mcp_server) as client:
-            yield client
-        return
-    async with Client(server) as client:
-        yield client

@@ -10,7 +10,8 @@ from their wire form (camelCase), which both lines accept.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,3 +107,22 @@ def http_app(app: Any, host: str) -> Any:
         return app.streamable_http_app(host=host)
     app.settings.host = host
     return app.streamable_http_app()
+
+
+@contextlib.asynccontextmanager
+async def in_memory_client(server: Any) -> AsyncIterator[Any]:
+    """A client session connected to `server` (`flowstate.mcp.server.build(...)`) in this
+    process, for tests and benchmarks that drive the tools without a transport."""
+    if LINE == 2:
+        from mcp import Client
+
+        async with Client(server) as client:
+            yield client
+        return
+    # The 1.x SDK's helper, absent from the installed 2.x that mypy reads.
+    from mcp.shared.memory import (  # type: ignore[attr-defined, unused-ignore]
+        create_connected_server_and_client_session,
+    )
+
+    async with create_connected_server_and_client_session(server._mcp_server) as client:
+        yield client

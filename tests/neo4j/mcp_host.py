@@ -7,13 +7,13 @@ Results are read as MCP puts them on the wire (`model_dump(by_alias=True)`: `isE
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from flowstate.api import FlowState
 from flowstate.mcp.memory import Memory
+from flowstate.mcp.sdk import in_memory_client
 from flowstate.mcp.server import build_server
 from flowstate.mcp.settings import McpSettings
 from flowstate.store import Repository, Store
@@ -91,24 +91,6 @@ def memory_over(store: Store, namespace: str, *, read_only: bool = False, ttl_s:
     memory.start()
     memory.get(30)
     return memory
-
-
-@contextlib.asynccontextmanager
-async def in_memory_client(server: Any) -> AsyncIterator[Any]:
-    """A client session connected to `server` in this process (either SDK line)."""
-    try:
-        from mcp import Client  # 2.x
-    except ImportError:  # 1.x
-        # The 1.x SDK's helper, absent from the installed 2.x that mypy reads.
-        from mcp.shared.memory import (  # type: ignore[attr-defined]
-            create_connected_server_and_client_session,
-        )
-
-        async with create_connected_server_and_client_session(server._mcp_server) as client:
-            yield client
-        return
-    async with Client(server) as client:
-        yield client
 
 
 def hosted(

@@ -54,7 +54,7 @@ from flowstate.engine.commit import (
     without_dangling,
 )
 from flowstate.engine.index import RenderedIndex
-from flowstate.engine.opening import reveal_of, show, take_in
+from flowstate.engine.opening import drop_forgotten, reveal_of, show, take_in
 from flowstate.engine.prompt import Prompt, build_prompt
 from flowstate.engine.protocol import ReplyFormat
 from flowstate.engine.report import Rejection, RejectionKind, StepReport
@@ -261,6 +261,7 @@ class StepDriver:
             for message in take_in(active, found, report):
                 active.rejections.append(message)
                 active.rejected_total += 1
+            drop_forgotten(active, set(found.missing).__contains__)  # no copy of what is gone
             active.pending_access = []  # only now: a failed fetch is retried on resume
 
     def _finish(

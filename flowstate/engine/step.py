@@ -224,7 +224,14 @@ class StepLogic:
             return
         decision = check_access(out.access, vis, self.config.limits)
         told.extend(Rejection(RejectionKind.ACCESS, str(v)) for v in decision.violations)
-        active.pending_access = decision.states + decision.requests + decision.observations
+        # What is open already is read again when asked for: another process may have
+        # forgotten or superseded it since.
+        active.pending_access = [
+            *decision.states,
+            *decision.requests,
+            *decision.observations,
+            *decision.already_open,
+        ]
 
     def _accept_call(
         self, active: ActiveState, call: ToolCall, report: StepReport

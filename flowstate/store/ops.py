@@ -205,7 +205,8 @@ class Ops:
             dead=dead,
             hold_s=check_ttl(hold_s),
         )
-        if not rows or not rows[0]["taken"]:
+        # No payload: the request was discarded or committed while it was being taken.
+        if not rows or not rows[0]["taken"] or rows[0]["payload"] is None:
             raise held_by_other(self.namespace, request_id, rows[0] if rows else None, "take over")
         return str(rows[0]["payload"])
 

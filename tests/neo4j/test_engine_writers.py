@@ -198,3 +198,29 @@ def test_a_killed_writer_on_this_host_can_be_taken_over_at_once(
     assert agent.run("fresh").request_id == "r2"  # never blocked by it
     assert agent.discard() == "r1"  # taken over at once: its holder is known to be dead
     assert repo.open_requests() == []
+
+
+def test_a_request_asking_again_for_what_it_opened_reads_it_again(
+    store: Store, repo: Repository, neo4j_settings: Neo4jSettings
+) -> None:
+    from flowstate import FlowState
+
+    fs = FlowState(store, repo.namespace)
+    fs.remember([add("card", "environment", "Card on file", "SECRET card 4111")], "my card")
+    fs.remember([add("budget", "constraint", "Budget 150", "150 EUR")], "my budget")
+    session = fs.begin("pay the hotel")
+    first = session.reveal(["r1.card", "r2.budget"])
+    assert sorted(r.state.id for r in first.states) == ["r1.card", "r2.budget"]
+    with Store.connect(neo4j_settings, ensure_schema=False) as elsewhere:  # another process
+        other = FlowState(elsewhere, repo.namespace)
+        other.forget("r1")
+        lowered = add("budget", "constraint", "Budget 90", "90 EUR",
+                      relations=[{"type": "SUPERSEDES", "target": "r2.budget"}])  # fmt: skip
+        newer = other.remember([lowered], "lower the budget").request_id
+    again = session.reveal(["r1.card", "r2.budget"])
+    assert [(r.state.id, r.superseded_by) for r in again.states] == [
+        ("r2.budget", [f"{newer}.budget"])
+    ]
+    assert any("r1.card" in m and "forgotten since it was shown" in m for m in again.rejections)
+    assert "r1.card" not in session.active.revealed  # no copy kept to be shown or saved
+    session.discard()

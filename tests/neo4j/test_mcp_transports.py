@@ -218,6 +218,10 @@ def test_the_typescript_sdk_client_over_streamable_http(repo: Repository, http_s
 def _inspector(namespace: str, *args: str) -> dict[str, Any]:
     node = _node_tools()
     command = [str(node / "node_modules" / ".bin" / "mcp-inspector"), "--cli"]
+    # The SDK's stdio transport gives a server only a few variables of its own (HOME, PATH,
+    # ...): the server is handed the FlowState settings, as a host's configuration hands them.
+    settings = [f"{k}={v}" for k, v in os.environ.items() if k.startswith("FLOWSTATE_")]
+    command += [arg for pair in settings for arg in ("-e", pair)]
     done = subprocess.run(
         [*command, FLOWSTATE, "mcp", "-N", namespace, *args],
         capture_output=True,

@@ -182,3 +182,17 @@ def fail_save(agent: Any, nth: int) -> None:
         return real_save(request_id, payload, **lease)
 
     ops.save_draft = failing
+
+
+# A past fact that concurrent requests supersede, and the newer fact each writes.
+BUDGET = add("budget", "constraint", "Hotel budget 150 EUR a night", "At most 150 EUR")
+
+
+def lowered(amount: int, target: str) -> dict[str, Any]:
+    return add(
+        "budget",
+        "constraint",
+        f"Hotel budget {amount} EUR a night",
+        f"At most {amount} EUR",
+        relations=[{"type": "SUPERSEDES", "target": target}],
+    )

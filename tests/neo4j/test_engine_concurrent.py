@@ -5,28 +5,24 @@ made stale. Through the session API and through the agent loop, against a real N
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from flowstate.engine.session import Session
 from flowstate.errors import UsageError
 from flowstate.store import Repository, Store
-from tests.neo4j.engine_helpers import Harness, Shell, add, final, step, tool, user_prompt
+from tests.neo4j.engine_helpers import (
+    BUDGET,
+    Harness,
+    Shell,
+    add,
+    final,
+    lowered,
+    step,
+    tool,
+    user_prompt,
+)
 
 pytestmark = pytest.mark.neo4j
-
-BUDGET = add("budget", "constraint", "Hotel budget 150 EUR a night", "At most 150 EUR")
-
-
-def _lowered(amount: int, target: str) -> dict[str, Any]:
-    return add(
-        "budget",
-        "constraint",
-        f"Hotel budget {amount} EUR a night",
-        f"At most {amount} EUR",
-        relations=[{"type": "SUPERSEDES", "target": target}],
-    )
 
 
 def _first(store: Store, namespace: str) -> None:
@@ -55,8 +51,8 @@ def test_a_second_supersession_of_one_state_is_refused_then_revised(
     a, b = Session.start(repo, "budget 120"), Session.start(repo, "budget 100")
     for session in (a, b):
         session.reveal(["r1.budget"])
-    assert a.record([_lowered(120, "r1.budget")]).applied
-    assert b.record([_lowered(100, "r1.budget")]).applied  # neither knows of the other yet
+    assert a.record([lowered(120, "r1.budget")]).applied
+    assert b.record([lowered(100, "r1.budget")]).applied  # neither knows of the other yet
     a.commit("lowered to 120", "Budget 120")
     with pytest.raises(UsageError, match="r1.budget is already superseded by r2.budget"):
         b.commit("lowered to 100", "Budget 100")
@@ -64,7 +60,7 @@ def test_a_second_supersession_of_one_state_is_refused_then_revised(
     # b hears it and sees the newer state in its index: it supersedes that one instead.
     assert "r2.budget" in b.index()
     b.reveal(["r2.budget"])
-    revised = b.record([{"op": "remove", "key": "budget"}, _lowered(100, "r2.budget")])
+    revised = b.record([{"op": "remove", "key": "budget"}, lowered(100, "r2.budget")])
     assert revised.applied, revised.rejections
     b.commit("lowered to 100", "Budget 100")
     budgets = {s.id: s.superseded_by for r in repo.index() for s in r.states}
@@ -77,11 +73,11 @@ def test_superseding_a_state_already_shown_stale_is_refused_at_the_step(
     _first(store, repo.namespace)
     first = Session.start(repo, "budget 120")
     first.reveal(["r1.budget"])
-    first.record([_lowered(120, "r1.budget")])
+    first.record([lowered(120, "r1.budget")])
     first.commit("lowered", "Budget 120")
     late = Session.start(repo, "budget 100")
     late.reveal(["r1.budget"])
-    refused = late.record([_lowered(100, "r1.budget")])
+    refused = late.record([lowered(100, "r1.budget")])
     assert not refused.applied
     assert any("r1.budget is already superseded by r2.budget" in r for r in refused.rejections)
 
@@ -94,7 +90,7 @@ def test_the_guard_judges_on_what_is_committed_at_the_moment_of_the_decision(
     paying.reveal(["r1.budget"])  # current when opened
     other = Session.start(repo, "lower the budget")
     other.reveal(["r1.budget"])
-    other.record([_lowered(90, "r1.budget")])
+    other.record([lowered(90, "r1.budget")])
     other.commit("lowered", "Budget 90")  # committed while `paying` runs
     guarded = paying.guard("pay_hotel", {"amount": 140}, cites=["r1.budget"])
     assert not guarded.approved
@@ -124,7 +120,7 @@ def test_an_agent_hears_at_its_next_step_what_another_request_made_stale(
         """Another process lowers the budget while this tool runs."""
         other = Session.start(Repository(store, namespace), "lower it")
         other.reveal(["r1.budget"])
-        other.record([_lowered(90, "r1.budget")])
+        other.record([lowered(90, "r1.budget")])
         other.commit("lowered", "Budget 90")
         return "ok"
 
@@ -157,7 +153,7 @@ def test_an_agent_whose_commit_conflicts_revises_and_commits(
         """Another process supersedes the same state first."""
         other = Session.start(Repository(store, namespace), "budget 120")
         other.reveal(["r1.budget"])
-        other.record([_lowered(120, "r1.budget")])
+        other.record([lowered(120, "r1.budget")])
         other.commit("lowered", "Budget 120")
         return "ok"
 
@@ -165,10 +161,10 @@ def test_an_agent_whose_commit_conflicts_revises_and_commits(
     agent, model = h.agent(
         [
             step(access=["r1.budget"]),
-            step([_lowered(100, "r1.budget")], action=tool("meanwhile")),
+            step([lowered(100, "r1.budget")], action=tool("meanwhile")),
             step(action=final("lowered", "Budget 100")),  # its commit is refused
             step(
-                [{"op": "remove", "key": "budget"}, _lowered(100, "r3.budget")],
+                [{"op": "remove", "key": "budget"}, lowered(100, "r3.budget")],
                 action=final("lowered after r3", "Budget 100"),
             ),
         ],
@@ -193,7 +189,7 @@ def test_a_stale_target_is_refused_at_the_step_once_the_model_was_shown_it(
         """Another process supersedes the state before this request writes its delta."""
         other = Session.start(Repository(store, namespace), "budget 120")
         other.reveal(["r1.budget"])
-        other.record([_lowered(120, "r1.budget")])
+        other.record([lowered(120, "r1.budget")])
         other.commit("lowered", "Budget 120")
         return "ok"
 
@@ -201,9 +197,9 @@ def test_a_stale_target_is_refused_at_the_step_once_the_model_was_shown_it(
     agent, model = h.agent(
         [
             step(access=["r1.budget"], action=tool("meanwhile")),  # opened after the commit
-            step([_lowered(100, "r1.budget")], action=final("lowered", "Budget 100")),
+            step([lowered(100, "r1.budget")], action=final("lowered", "Budget 100")),
             step(access=["r3.budget"]),
-            step([_lowered(100, "r3.budget")], action=final("lowered after r3", "Budget 100")),
+            step([lowered(100, "r3.budget")], action=final("lowered after r3", "Budget 100")),
         ],
         tools=[meanwhile],
     )

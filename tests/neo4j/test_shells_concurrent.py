@@ -20,21 +20,9 @@ from flowstate.errors import UsageError
 from flowstate.llm.scripted import unregister
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
-from tests.neo4j.engine_helpers import add, final, step, tool, user_prompt
+from tests.neo4j.engine_helpers import BUDGET, add, final, lowered, step, tool, user_prompt
 
 pytestmark = pytest.mark.neo4j
-
-BUDGET = add("budget", "constraint", "Hotel budget 150 EUR a night", "At most 150 EUR")
-
-
-def lowered(amount: int, target: str) -> dict[str, Any]:
-    return add(
-        "budget",
-        "constraint",
-        f"Hotel budget {amount} EUR a night",
-        f"At most {amount} EUR",
-        relations=[{"type": "SUPERSEDES", "target": target}],
-    )
 
 
 def supersessions(repo: Repository) -> dict[str, str | None]:

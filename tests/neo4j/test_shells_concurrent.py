@@ -10,7 +10,7 @@ wait on, never by timing."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -147,6 +147,26 @@ async def _two_async_doors(settings: Neo4jSettings, namespace: str) -> tuple[Any
     return first, second
 
 
+async def _second_inside_the_first(
+    first: Awaitable[Any],
+    second: Callable[[], Awaitable[Any]],
+    waits: asyncio.Event,
+    done: asyncio.Event,
+) -> tuple[Any, Any]:
+    """Run `first`, and `second()` once `first` waits inside its tool (`waits`); `done` tells
+    the first that the second has finished."""
+
+    async def after_the_first_waits() -> Any:
+        await waits.wait()
+        try:
+            return await second()
+        finally:
+            done.set()
+
+    ran_first, ran_second = await asyncio.gather(first, after_the_first_waits())
+    return ran_first, ran_second
+
+
 def test_async_agents_run_requests_at_once_and_both_commit(
     fs: FlowState, neo4j_settings: Neo4jSettings, repo: Repository
 ) -> None:
@@ -222,14 +242,12 @@ def test_async_commit_superseding_a_state_superseded_meanwhile_is_refused_then_r
             a = await first.agent(first_model, tools=[wait_for_the_other])
             b = await second.agent(second_model)
 
-            async def after_the_first_waits() -> Any:
-                await first_waits.wait()
-                try:
-                    return await b.arun("lower the budget to 100")
-                finally:
-                    second_done.set()
-
-            return await asyncio.gather(a.arun("lower the budget to 120"), after_the_first_waits())
+            return await _second_inside_the_first(
+                a.arun("lower the budget to 120"),
+                lambda: b.arun("lower the budget to 100"),
+                first_waits,
+                second_done,
+            )
         finally:
             await first.close()
             await second.close()
@@ -294,14 +312,12 @@ def test_async_guard_is_judged_on_a_supersession_committed_while_the_request_ran
             )
             lowering = await second.agent(lowering_model)
 
-            async def after_the_first_waits() -> Any:
-                await first_waits.wait()
-                try:
-                    return await lowering.arun("lower the budget")
-                finally:
-                    second_done.set()
-
-            return await asyncio.gather(paying.arun("pay the hotel"), after_the_first_waits())
+            return await _second_inside_the_first(
+                paying.arun("pay the hotel"),
+                lambda: lowering.arun("lower the budget"),
+                first_waits,
+                second_done,
+            )
         finally:
             await first.close()
             await second.close()

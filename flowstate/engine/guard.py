@@ -24,14 +24,16 @@ def guard_refusal(
     """Why a consequential call may not run (None when it may go to the approver), and
     the states it cites that are in the Active State."""
     known = {s.id for s in active.states.values()} | set(active.revealed)
-    cited = [c for c in dict.fromkeys(call.cites) if c in known]
-    unknown = [c for c in call.cites if c not in known]
+    # A key of this request names its state, as a relation target does.
+    cites = [ids.state_id(active.request_id, c) if ids.is_key(c) else c for c in call.cites]
+    cited = [c for c in dict.fromkeys(cites) if c in known]
+    unknown = [c for c in cites if c not in known]
     newer = superseded(active)
     stale = [f"{c} (SUPERSEDED by {', '.join(sorted(newer[c]))})" for c in cited if c in newer]
     if not call.cites:
         return (
             f"{call.name} is consequential: cite the states it relies on in "
-            "action.cites (state ids of this request or revealed ones)"
+            "action.cites (this request's states, by key or id, or revealed ones)"
         ), cited
     if unknown:
         return (f"{call.name}: cited ids are not in the Active State: {', '.join(unknown)}"), cited

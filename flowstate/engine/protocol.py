@@ -31,31 +31,27 @@ def protocol(
     can be done then: nothing can be opened or superseded yet."""
     lines = _LINES if has_past else _FIRST_LINES
     body = _JSON if reply_format is ReplyFormat.JSON else lines
-    return body.format(k=limits.max_access_per_step) + "\n" + _vocabulary()
+    return body.format(k=limits.max_access_per_step) + "\n" + _vocabulary(has_past)
 
 
-_LINES = """Memory: the index lists past requests and their states. Reply in keyword lines, only \
-those you need:
-ACCESS <ids>: up to {k} ids shown in the index (a collapsed request's id lists its states) or at \
+_LINES = """Reply in lines, only those you need:
+ACCESS <ids>: open up to {k} ids shown in the index (a collapsed request lists its states) or at \
 relation ends (closed until accessed). They open in your next reply: act now unless the action \
 needs them.
-ADD {{"key","category","summary","content","relations":[{{"type","target"}}],"evidence":[ids]}}: \
-a state of this request, id <request id>.<key>; summary: one line; content: all detail; target: \
-a shown id or a key of this request; evidence: this request's observation ids.
-UPDATE {{"key","summary","content"}} or REMOVE <key>: only states added in THIS request.
-TOOL <name> {{arguments}} CITES <ids it relies on; consequential tools need them>
-SUMMARY <one line for the index>, then FINAL <answer>. No TOOL or FINAL: you wait.
-ADD, UPDATE and REMOVE apply all or none. Record what later requests need. Past states never \
-change: ADD one that SUPERSEDES it."""
+ADD <key> <category> "<summary>" "<content>" [<TYPE> <target>]... [EVIDENCE <ids>]: a state \
+later requests need; summary: one line; content: all detail; target: a shown id or a key; \
+evidence: its observation ids.
+UPDATE <key> "<summary>" "<content>" or REMOVE <key>: only states added in THIS request.
+TOOL <name> {{arguments}} CITES <ids it relies on>
+SUMMARY <one line>, then FINAL <answer>. No TOOL or FINAL: you wait.
+Changes apply all or none. Past states never change: ADD one that SUPERSEDES it."""
 
-_FIRST_LINES = """Nothing is recorded yet. Reply in keyword lines, only those you need:
-ADD {{"key","category","summary","content","relations":[{{"type","target"}}],"evidence":[ids]}}: \
-a state later requests will need, id <request id>.<key>; summary: one line; content: all \
-detail; target: a key of this request; evidence: its observation ids.
-UPDATE {{"key","summary","content"}} or REMOVE <key>.
-TOOL <name> {{arguments}} CITES <ids it relies on; consequential tools need them>
-SUMMARY <one line for the index>, then FINAL <answer>. No TOOL or FINAL: you wait.
-ADD, UPDATE and REMOVE apply all or none."""
+_FIRST_LINES = """Reply in lines, only those you need:
+ADD <key> <category> "<summary>" "<content>" [<TYPE> <key>]... [EVIDENCE <ids>]: a state later \
+requests need; summary: one line; content: all detail; evidence: its observation ids.
+UPDATE <key> "<summary>" "<content>" or REMOVE <key>
+TOOL <name> {{arguments}} CITES <ids it relies on>
+SUMMARY <one line>, then FINAL <answer>. No TOOL or FINAL: you wait."""
 
 _JSON = """Memory: the index lists past requests and their states. Reply with one JSON object \
 {{"delta", "access", "action"}} following the given schema.
@@ -70,23 +66,7 @@ a final answer (answer, summary: one line for the index), or null: you wait.
 Record what later requests need. Past states never change: add one that SUPERSEDES it."""
 
 
-def _vocabulary() -> str:
-    categories = ", ".join(
-        f"{c.value} ({_CATEGORY_HINTS[c]})" if c in _CATEGORY_HINTS else c.value for c in Category
-    )
-    relations = ", ".join(
-        f"{r.value} ({_RELATION_HINTS[r]})" if r in _RELATION_HINTS else r.value
-        for r in RelationType
-    )
-    return f"category: {categories}.\ntype: {relations}."
-
-
-# Only where the name alone would be misread.
-_CATEGORY_HINTS = {
-    Category.CONSTRAINT: "must hold",
-    Category.ENVIRONMENT: "facts",
-    Category.DECISION: "and why",
-}
-_RELATION_HINTS = {
-    RelationType.SUPERSEDES: "target stale",
-}
+def _vocabulary(has_past: bool) -> str:
+    """The categories and relation types; SUPERSEDES only where there is a past to replace."""
+    types = [r.value for r in RelationType if has_past or r is not RelationType.SUPERSEDES]
+    return f"category: {', '.join(c.value for c in Category)}. TYPE: {', '.join(types)}."

@@ -111,6 +111,49 @@ def balanced(text: str, start: int) -> str:
     return _balanced(text, start)
 
 
+def load_value(text: str, start: int) -> tuple[Any, int]:
+    """The JSON value (string, number, literal, array or object) at text[start], and the
+    index just past it; bounded as `extract_json` is. Raises ValueError saying what broke."""
+    if start < len(text) and text[start] in "{[":
+        end = _closing_bracket(text, start)
+        if end is None:
+            raise _NotJSON(f"not valid JSON: the value starting at char {start} is never closed")
+        body = text[start : end + 1]
+        if _nesting(body, MAX_REPLY_DEPTH) > MAX_REPLY_DEPTH:
+            raise _NotJSON(
+                f"the JSON value starting at char {start} nests more than {MAX_REPLY_DEPTH} "
+                f"levels; at most {MAX_REPLY_DEPTH}"
+            )
+    try:
+        return _DECODER.raw_decode(text, start)
+    except json.JSONDecodeError as e:
+        near = text[max(0, e.pos - _SNIPPET // 2) : e.pos + _SNIPPET // 2]
+        raise _NotJSON(f"not valid JSON at char {e.pos}: {e.msg.lower()} near {near!r}") from None
+
+
+def _closing_bracket(text: str, start: int) -> int | None:
+    """Index of the bracket that closes the `{` or `[` at text[start], skipping strings."""
+    nested, in_string, escaped = 0, False, False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            nested += 1
+        elif ch in "}]":
+            nested -= 1
+            if nested == 0:
+                return i
+    return None
+
+
 def extract_json(text: str) -> Any:
     """The JSON object in `text`: a fenced block, else the first balanced {...} that parses.
 
@@ -163,6 +206,9 @@ def _finite_float(token: str) -> float:
     if math.isfinite(value):
         return value
     return _not_a_number(token[:24])
+
+
+_DECODER = json.JSONDecoder(strict=False, parse_constant=_not_a_number, parse_float=_finite_float)
 
 
 def _candidates(text: str) -> list[tuple[int, str]]:

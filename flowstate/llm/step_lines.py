@@ -1,15 +1,17 @@
 """The step format a model writes without a JSON schema: one keyword line per item.
 
     ACCESS r3.budget r4
-    ADD {"key": "hotel", "category": "decision", "summary": "...", "content": "..."}
+    ADD hotel decision "Casa Azul, 120 EUR a night" "Booked 3 nights..." DEPENDS_ON r3.budget
     TOOL book_hotel {"hotel": "H7"} CITES r3.budget
     SUMMARY Hotel booked in Lisbon
     FINAL Booked Casa Azul for 3 nights.
 
 It says what the JSON step object says (`flowstate.models.step.StepOutput`) for a fraction of
 the prompt: the format is described in a few protocol lines instead of a 700-token schema sent
-with every call. Structured values (an op, tool arguments) stay JSON, which models write
-reliably; everything else is a word and its ids. Pure: no litellm, no I/O.
+with every call. An op's key and category are words, its summary and content JSON strings
+(any character, any length), its relations `<TYPE> <target>` pairs and its evidence ids after
+EVIDENCE; an op written as a JSON object (`ADD {"key": ...}`) is read too. Tool arguments stay
+JSON, which models write reliably. Pure: no litellm, no I/O.
 
 >>> text = 'ACCESS r2.budget\\nTOOL search {"city": "Lisbon"}'
 >>> parse_lines(text).value.model_dump(exclude_defaults=True)["access"]
@@ -30,7 +32,8 @@ from pydantic import ValidationError
 from flowstate.llm import parsing
 from flowstate.llm.client import TextFormat
 from flowstate.llm.parsing import ParseResult
-from flowstate.models.step import FinalAnswer, StepOutput, ToolCall
+from flowstate.models.step import AddOp, FinalAnswer, StepOutput, ToolCall, UpdateOp
+from flowstate.models.vocab import RelationType
 
 KEYWORDS = ("ADD", "UPDATE", "REMOVE", "ACCESS", "TOOL", "SUMMARY", "FINAL")
 _KEYWORD = re.compile(r"[ \t]*[-*]?[ \t]*(" + "|".join(KEYWORDS) + r")\b:?[ \t]*", re.IGNORECASE)
@@ -136,9 +139,9 @@ def _structured(text: str, start: int, end: int, keyword: str, number: int) -> t
         name, at = found.group(0), start + found.end()
     brace = text.find("{", at)
     rest_of_line = text[at:end]
+    if keyword != "TOOL" and not rest_of_line.lstrip().startswith("{"):
+        return _terse_op(text, at, keyword, where)
     if brace < 0 or (brace >= end and rest_of_line.strip()):
-        if keyword != "TOOL":
-            raise _Bad(f"{where}: expected a JSON object after {keyword}")
         return (name, {}, _cites(rest_of_line, where)), end
     if text[at:brace].strip():
         raise _Bad(f"{where}: unexpected {_quoted(text[at:brace])} before the JSON object")
@@ -155,6 +158,102 @@ def _structured(text: str, start: int, end: int, keyword: str, number: int) -> t
     if tail.strip():
         raise _Bad(f"{where}: unexpected {_quoted(tail)} after the JSON object")
     return value, line_end
+
+
+def _terse_op(text: str, at: int, keyword: str, where: str) -> tuple[dict[str, Any], int]:
+    """`ADD <key> <category> "<summary>" <content> [<TYPE> <target>]... [EVIDENCE <ids>]` or
+    `UPDATE <key> "<summary>" [<content>]` as the op's fields, and where it ends in `text`.
+    Summary and content are JSON values (a quoted string, usually; null keeps one in UPDATE),
+    so they may hold any character and span lines; a non-string content is kept as JSON."""
+    usage = _TERSE_USAGE[keyword]
+    words: list[str] = []
+    pos = at
+    for _ in range(2 if keyword == "ADD" else 1):
+        pos = _skip_blanks(text, pos)
+        found = _WORD.match(text, pos)
+        if found is None:
+            raise _Bad(f"{where}: expected {usage}")
+        words.append(found.group(0).rstrip(":"))
+        pos = found.end()
+    values: list[Any] = []
+    while len(values) < 2:
+        pos = _skip_blanks(text, pos)
+        if pos >= len(text) or text[pos] == "\n":
+            break
+        if not _JSON_START.match(text, pos):
+            name = ("summary", "content")[len(values)]
+            raise _Bad(f"{where}: the {name} must be a quoted string: {usage}")
+        try:
+            value, pos = parsing.load_value(text, pos)
+        except ValueError as e:
+            raise _Bad(f"{where}: {e}") from None
+        values.append(value)
+    if len(values) < (2 if keyword == "ADD" else 1):
+        raise _Bad(f"{where}: expected {usage}")
+    line_end = text.find("\n", pos)
+    line_end = len(text) if line_end < 0 else line_end
+    fields: dict[str, Any] = {"key": words[0]}
+    if keyword == "ADD":
+        fields["category"] = words[1]
+    for name, value in zip(("summary", "content"), values, strict=False):
+        if value is not None or keyword == "ADD":
+            fields[name] = value if isinstance(value, str) or value is None else _compact(value)
+    tail = text[pos:line_end]
+    if keyword == "UPDATE":
+        if tail.strip():
+            raise _Bad(f"{where}: unexpected {_quoted(tail)} after the content")
+    else:
+        fields.update(_links(tail, where))
+    return fields, line_end
+
+
+_WORD = re.compile(r"[^\s\"{\[]+")
+_JSON_START = re.compile(r'["{\[\d-]|true\b|false\b|null\b')
+_TERSE_USAGE = {
+    "ADD": 'ADD <key> <category> "<summary>" "<content>" [<TYPE> <target>]... [EVIDENCE <ids>]',
+    "UPDATE": 'UPDATE <key> "<summary>" "<content>" (null keeps one)',
+}
+_RELATION_TYPES = {t.value for t in RelationType}
+
+
+def _skip_blanks(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t":
+        pos += 1
+    return pos
+
+
+def _links(tail: str, where: str) -> dict[str, list[Any]]:
+    """The relations (`<TYPE> <target>`) and evidence (`EVIDENCE <ids>`) after an ADD's
+    content."""
+    relations: list[dict[str, str]] = []
+    evidence: list[str] = []
+    words = _IDS.findall(tail)
+    i, in_evidence = 0, False
+    while i < len(words):
+        word = words[i]
+        upper = word.upper()
+        if upper in _RELATION_TYPES:
+            if i + 1 >= len(words):
+                raise _Bad(f"{where}: {upper} needs a target id after it")
+            relations.append({"type": upper, "target": words[i + 1]})
+            i, in_evidence = i + 2, False
+            continue
+        if upper.rstrip(":") == "EVIDENCE":
+            in_evidence = True
+        elif in_evidence:
+            evidence.append(word)
+        else:
+            raise _Bad(
+                f"{where}: after the content expected <TYPE> <target> or EVIDENCE <ids>, "
+                f"got {_quoted(word)}; TYPE is one of {', '.join(sorted(_RELATION_TYPES))}"
+            )
+        i += 1
+    out: dict[str, list[Any]] = {}
+    if relations:
+        out["relations"] = relations
+    if evidence:
+        out["evidence"] = evidence
+    return out
 
 
 def _cites(tail: str, where: str) -> list[str]:
@@ -253,11 +352,10 @@ def render_lines(step: StepOutput) -> str:
     """`step` in the keyword-line format (what a model following the protocol writes)."""
     lines = [f"ACCESS {' '.join(step.access)}"] if step.access else []
     for op in step.delta:
-        body = op.model_dump(exclude={"op"}, exclude_defaults=True)
         if op.op == "remove":
             lines.append(f"REMOVE {op.key}")
         else:
-            lines.append(f"{op.op.upper()} {_compact(body)}")
+            lines.append(_terse_line(op) or f"{op.op.upper()} {_compact(_fields(op))}")
     action = step.action
     if isinstance(action, ToolCall):
         line = f"TOOL {action.name} {_compact(action.arguments)}"
@@ -267,6 +365,40 @@ def render_lines(step: StepOutput) -> str:
             lines.append(f"SUMMARY {action.summary}")
         lines.append(f"FINAL {action.answer}")
     return "\n".join(lines)
+
+
+def _fields(op: AddOp | UpdateOp) -> dict[str, Any]:
+    return op.model_dump(exclude={"op"}, exclude_defaults=True)
+
+
+def _terse_line(op: AddOp | UpdateOp) -> str | None:
+    """The op in the terse form, or None where a word of it would not read back as one (a
+    key with a space in it, an id that is a keyword): the JSON form says it exactly."""
+    if isinstance(op, UpdateOp):
+        words = [op.key]
+        tail = [_compact(op.summary)] + ([_compact(op.content)] if op.content is not None else [])
+    else:
+        words = [op.key, op.category.value]
+        tail = [_compact(op.summary), _compact(op.content)]
+        for r in op.relations:
+            words.append(r.target)
+            tail += [r.type.value, r.target]
+        if op.evidence:
+            words += op.evidence
+            tail += ["EVIDENCE", *op.evidence]
+    if not all(_plain_word(w) for w in words):
+        return None
+    head = " ".join([op.key] + ([op.category.value] if isinstance(op, AddOp) else []))
+    return f"{op.op.upper()} {head} {' '.join(tail)}"
+
+
+def _plain_word(word: str) -> bool:
+    return (
+        bool(_WORD.fullmatch(word))
+        and _IDS.fullmatch(word) is not None
+        and not word.endswith(":")
+        and word.upper().rstrip(":") not in (*_RELATION_TYPES, "EVIDENCE")
+    )
 
 
 def _compact(value: Any) -> str:

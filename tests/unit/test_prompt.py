@@ -182,7 +182,8 @@ def test_the_protocol_still_states_every_rule_a_model_must_follow(reply: ReplyFo
         "only states added in THIS request",  # update/remove
         "apply all or none" if reply is ReplyFormat.LINES else "All ops apply or none",
         "SUPERSEDES",  # the only way to correct the past
-        "consequential tools need them",  # cites
+        # cites: in lines, a consequential tool's own line says so (tool_text.CONSEQUENTIAL_MARK)
+        "CITES <ids it relies on>" if reply is ReplyFormat.LINES else "consequential tools need",
         "evidence",
         "one line",  # summaries
     ):

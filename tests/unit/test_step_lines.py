@@ -72,7 +72,17 @@ def test_a_step_may_only_wait() -> None:
              "SUMMARY, FINAL (see the reply format)"),
         ("I think the hotel is fine.", "no step found"),
         ("ACCESS r1\nand then some prose", "line 2: expected a line starting with one of"),
-        ("ADD hotel decision", "line 1 (ADD): expected a JSON object after ADD"),
+        ("ADD hotel decision", 'line 1 (ADD): expected ADD <key> <category> "<summary>"'),
+        ('ADD hotel decision "Casa Azul"', "line 1 (ADD): expected ADD <key> <category>"),
+        ("ADD hotel decision Casa Azul", "line 1 (ADD): the summary must be a quoted string"),
+        ('ADD hotel decision "s" nightly', "line 1 (ADD): the content must be a quoted string"),
+        ('ADD hotel decision "s" "c" DEPENDS_ON', "line 1 (ADD): DEPENDS_ON needs a target id"),
+        ('ADD hotel decision "s" "c" NEAR r2', "line 1 (ADD): after the content expected "
+                                              "<TYPE> <target> or EVIDENCE <ids>, got 'NEAR'"),
+        ('ADD hotel decision "s" "c', "line 1 (ADD): not valid JSON at char"),
+        ('ADD hotel mood "s" "c"', "line 1 (ADD): category: must be 'preference'"),
+        ('UPDATE plan "s" "c" more', "line 1 (UPDATE): unexpected 'more' after the content"),
+        ("UPDATE", "line 1 (UPDATE): expected UPDATE <key>"),
         ('ADD {"key": "a"', "line 1 (ADD): not valid JSON: the object starting at char 4 is "
                             "never closed"),
         ('ADD {"key": "a", "category": "mood", "summary": "s", "content": "c"}',
@@ -100,6 +110,43 @@ def test_mistakes_are_named_by_their_line(text: str, error: str) -> None:
     assert parsed.error is not None and parsed.error.startswith(error), parsed.error
 
 
+def test_the_terse_op_form_reads_as_the_json_form() -> None:
+    terse = (
+        'ADD hotel decision "Casa Azul" "120 EUR a night,\nbreakfast included"'
+        " DEPENDS_ON r2.budget REFINES plan EVIDENCE r5.o1 r5.o2\n"
+        'UPDATE plan "Plan v2" null\n'
+        'ADD prices artifact "Prices seen" {"H7": 120, "H9": 95}\n'
+        "SUMMARY Hotel chosen\nFINAL Casa Azul."
+    )
+    json_form = (
+        'ADD {"key": "hotel", "category": "decision", "summary": "Casa Azul", '
+        '"content": "120 EUR a night,\\nbreakfast included", "relations": '
+        '[{"type": "DEPENDS_ON", "target": "r2.budget"}, {"type": "REFINES", "target": "plan"}], '
+        '"evidence": ["r5.o1", "r5.o2"]}\n'
+        'UPDATE {"key": "plan", "summary": "Plan v2"}\n'
+        'ADD {"key": "prices", "category": "artifact", "summary": "Prices seen", '
+        '"content": "{\\"H7\\": 120, \\"H9\\": 95}"}\n'
+        "SUMMARY Hotel chosen\nFINAL Casa Azul."
+    )
+    read = parse_lines(terse)
+    assert read.value is not None, read.error
+    assert read.value == parse_lines(json_form).value
+    assert read.value.delta[0].content == "120 EUR a night,\nbreakfast included"  # type: ignore[union-attr]
+    # The line after a content that spans lines is numbered as the reply's own line.
+    late = parse_lines('ADD a decision "s" "one\ntwo"\nREMOVE two keys')
+    assert late.error is not None and late.error.startswith("line 3 (REMOVE)"), late.error
+
+
+def test_a_key_the_terse_form_cannot_say_is_written_as_json() -> None:
+    step = StepOutput.model_validate(
+        {"delta": [{"op": "add", "key": "EVIDENCE", "category": "decision", "summary": "s",
+                    "content": "c", "relations": [{"type": "REFINES", "target": "a b"}]}]}
+    )  # fmt: skip
+    text = render_lines(step)
+    assert text.startswith("ADD {")
+    assert parse_lines(text).value == step
+
+
 def test_hostile_replies_are_bounded() -> None:
     huge = parse_lines("FINAL " + "x" * (MAX_REPLY_CHARS + 1))
     assert huge.error is not None and huge.error.startswith("the reply has")
@@ -107,6 +154,10 @@ def test_hostile_replies_are_bounded() -> None:
         "TOOL t " + '{"a":' * (MAX_REPLY_DEPTH + 5) + "1" + "}" * (MAX_REPLY_DEPTH + 5)
     )
     assert deep.error is not None and f"at most {MAX_REPLY_DEPTH}" in deep.error
+    deep_content = parse_lines(
+        'ADD k decision "s" ' + "[" * (MAX_REPLY_DEPTH + 5) + "]" * (MAX_REPLY_DEPTH + 5)
+    )
+    assert deep_content.error is not None and f"at most {MAX_REPLY_DEPTH}" in deep_content.error
     long_line = parse_lines("ACCESS r1\n" + "y" * 100_000)
     assert long_line.error is not None and len(long_line.error) < 200  # quoted, not echoed
     many = parse_lines("\n".join(f"ACCESS r{i}" for i in range(20_000)))

@@ -92,6 +92,14 @@ def test_a_past_state_superseded_in_this_request_is_stale() -> None:
     assert _pay(active, ["r5.budget"]) is None  # the current one passes
 
 
+def test_a_state_of_this_request_is_cited_by_its_key_as_a_relation_target_names_it() -> None:
+    active = _active(states={"budget": _state("r5", "budget")})
+    assert _pay(active, ["budget"]) is None
+    assert active.decisions[-1].cites == ["r5.budget"]  # recorded by its id
+    unknown = _active(states={"budget": _state("r5", "budget")})
+    assert _refused(unknown, ["hotel"]) == "pay: cited ids are not in the Active State: r5.hotel"
+
+
 def test_a_supersession_seen_from_the_newer_revealed_state_makes_the_older_stale() -> None:
     # r1.budget was revealed before r3.budget superseded it; r3's own relations say so.
     active = _active(

@@ -34,24 +34,24 @@ def protocol(
     return body.format(k=limits.max_access_per_step) + "\n" + _vocabulary(has_past)
 
 
-_LINES = """Reply in lines, only those you need:
+_LINES = """Reply in lines, as needed:
 ACCESS <ids>: open up to {k} ids shown in the index (a collapsed request lists its states) or at \
 relation ends (closed until accessed). They open in your next reply: act now unless the action \
 needs them.
-ADD <key> <category> "<summary>" "<content>" [<TYPE> <target>]... [EVIDENCE <ids>]: a state \
-later requests need; summary: one line; content: all detail; target: a shown id or a key; \
-evidence: its observation ids.
+ADD <key> <category> "<one-line summary>" "<all detail>" [<TYPE> <target>]... \
+[EVIDENCE <observation ids>]: what later requests need; target: a shown id or a key.
 UPDATE <key> "<summary>" "<content>" or REMOVE <key>: only states added in THIS request.
 TOOL <name> {{arguments}} CITES <ids it relies on>
 SUMMARY <one line>, then FINAL <answer>. No TOOL or FINAL: you wait.
 Changes apply all or none. Past states never change: ADD one that SUPERSEDES it."""
 
-_FIRST_LINES = """Reply in lines, only those you need:
-ADD <key> <category> "<summary>" "<content>" [<TYPE> <key>]... [EVIDENCE <ids>]: a state later \
-requests need; summary: one line; content: all detail; evidence: its observation ids.
+# A first request has nothing to open, supersede or wait for.
+_FIRST_LINES = """Reply in lines, as needed:
+ADD <key> <category> "<one-line summary>" "<all detail>" [<TYPE> <key>]... \
+[EVIDENCE <observation ids>]: what later requests need.
 UPDATE <key> "<summary>" "<content>" or REMOVE <key>
 TOOL <name> {{arguments}} CITES <ids it relies on>
-SUMMARY <one line>, then FINAL <answer>. No TOOL or FINAL: you wait."""
+SUMMARY <one line>, then FINAL <answer>."""
 
 _JSON = """Memory: the index lists past requests and their states. Reply with one JSON object \
 {{"delta", "access", "action"}} following the given schema.

@@ -184,7 +184,7 @@ def test_the_protocol_still_states_every_rule_a_model_must_follow(reply: ReplyFo
         "SUPERSEDES",  # the only way to correct the past
         # cites: in lines, a consequential tool's own line says so (tool_text.CONSEQUENTIAL_MARK)
         "CITES <ids it relies on>" if reply is ReplyFormat.LINES else "consequential tools need",
-        "evidence",
+        "EVIDENCE <observation ids>" if reply is ReplyFormat.LINES else "evidence",
         "one line",  # summaries
     ):
         assert rule in text, rule

@@ -149,9 +149,11 @@ def _notes(plan: Plan, load: tuple[float, float, float]) -> list[str]:
         f"Load average {load[0]:.2f} when the run started and {end[0]:.2f} (5 min: {end[1]:.2f}) "
         f"when it ended, on {os.cpu_count()} cores that the database and the benchmark share; "
         "latencies grow with it.",
-        "Prompt tokens are tiktoken counts of the messages sent (o200k_base). FlowState's "
-        "StepOutput JSON schema goes as response_format; a model without structured output "
-        f"gets it in the system message instead: +{schema} tokens per call, not counted here.",
+        "Prompt tokens are tiktoken counts (o200k_base) of the whole bill of each call: the "
+        "messages and any reply schema or tool definitions sent beside them. FlowState's "
+        "model writes keyword lines that its protocol describes, so no schema is sent; with "
+        "the JSON reply format its StepOutput schema would add about "
+        f"{schema} tokens to each call.",
         "Step overhead is the time between two model calls of one request (the model is a "
         "double that answers instantly), so it holds everything the engine does per step.",
     ]

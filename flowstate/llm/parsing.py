@@ -115,7 +115,7 @@ def load_value(text: str, start: int) -> tuple[Any, int]:
     """The JSON value (string, number, literal, array or object) at text[start], and the
     index just past it; bounded as `extract_json` is. Raises ValueError saying what broke."""
     if start < len(text) and text[start] in "{[":
-        end = _closing_bracket(text, start)
+        end = _closing_brace(text, start)
         if end is None:
             raise _NotJSON(f"not valid JSON: the value starting at char {start} is never closed")
         body = text[start : end + 1]
@@ -129,29 +129,6 @@ def load_value(text: str, start: int) -> tuple[Any, int]:
     except json.JSONDecodeError as e:
         near = text[max(0, e.pos - _SNIPPET // 2) : e.pos + _SNIPPET // 2]
         raise _NotJSON(f"not valid JSON at char {e.pos}: {e.msg.lower()} near {near!r}") from None
-
-
-def _closing_bracket(text: str, start: int) -> int | None:
-    """Index of the bracket that closes the `{` or `[` at text[start], skipping strings."""
-    nested, in_string, escaped = 0, False, False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
-            nested += 1
-        elif ch in "}]":
-            nested -= 1
-            if nested == 0:
-                return i
-    return None
 
 
 def extract_json(text: str) -> Any:
@@ -251,13 +228,16 @@ def _balanced(text: str, start: int) -> str:
 
 
 def _closing_brace(text: str, start: int) -> int | None:
-    """Index of the brace that closes the one at text[start], skipping JSON strings."""
+    """Index of the brace (or bracket) that closes the one at text[start], skipping JSON
+    strings."""
     return _scan(text, start)[0]
 
 
 def _scan(text: str, start: int, depth_limit: int | None = None) -> tuple[int | None, int]:
     """Walk text[start:] outside JSON strings: (index of the brace that closes text[start] or
-    None, the deepest nesting of `{` and `[` seen). Stops early once past `depth_limit`."""
+    None, the deepest nesting of `{` and `[` seen). Stops early once past `depth_limit`. An
+    array at text[start] closes where the nesting returns to zero."""
+    square = text.startswith("[", start)
     braces = nested = deepest = 0
     in_string = escaped = False
     for i in range(start, len(text)):
@@ -279,10 +259,9 @@ def _scan(text: str, start: int, depth_limit: int | None = None) -> tuple[int | 
                 return None, deepest
         elif ch in "}]":
             nested -= 1
-            if ch == "}":
-                braces -= 1
-                if braces == 0:
-                    return i, deepest
+            braces -= ch == "}"
+            if (nested == 0) if square else (ch == "}" and braces == 0):
+                return i, deepest
     return None, deepest
 
 

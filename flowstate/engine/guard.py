@@ -78,6 +78,11 @@ def committed_supersessions(active: ActiveState, index: RenderedIndex) -> dict[s
     return stale
 
 
+def own_supersessions(active: ActiveState) -> dict[str, str]:
+    """Past states this request's states supersede, and by which."""
+    return {r.target: r.source for r in active.relations if r.type is RelationType.SUPERSEDES}
+
+
 def superseded(active: ActiveState) -> dict[str, set[str]]:
     """Which visible states are stale, and by what: SUPERSEDES edges of revealed states (either
     end, as committed) and those this request added, to past states or to its own."""

@@ -20,6 +20,7 @@ from flowstate.engine.guard import (
     decision_of,
     described,
     guard_refusal,
+    own_supersessions,
 )
 from flowstate.engine.index import DEFAULT_BUDGET_TOKENS, RenderedIndex
 from flowstate.engine.protocol import ReplyFormat
@@ -104,7 +105,8 @@ class StepLogic:
             relation_ends=frozenset(active.relation_ends()),
             observations=frozenset(active.observations),
             opened_observations=frozenset(active.opened_observations),
-            superseded=committed_supersessions(active, index),
+            # A past state this request superseded already cannot be superseded again.
+            superseded=committed_supersessions(active, index) | own_supersessions(active),
             folded_seqs=index.folded_seqs,
         )
 

@@ -159,9 +159,7 @@ def _load_object(text: str, start: int, body: str) -> dict[str, Any]:
     try:
         # strict=False: models often put raw newlines inside strings. NaN and Infinity are
         # not JSON: a draft would write them back as null, changing a tool call's arguments.
-        value = json.loads(
-            body, strict=False, parse_constant=_not_a_number, parse_float=_finite_float
-        )
+        value = _DECODER.decode(body)
     except json.JSONDecodeError as e:
         if not _closes(body):
             msg = f"not valid JSON: the object starting at char {start} is never closed"
@@ -185,7 +183,21 @@ def _finite_float(token: str) -> float:
     return _not_a_number(token[:24])
 
 
-_DECODER = json.JSONDecoder(strict=False, parse_constant=_not_a_number, parse_float=_finite_float)
+MAX_INT_DIGITS = 4_000  # below Python's own limit (4,300), which raises a bare ValueError
+
+
+def _bounded_int(token: str) -> int:
+    digits = len(token.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise _NotJSON(
+            f"not valid JSON: an integer of {digits:,} digits; at most {MAX_INT_DIGITS:,}"
+        )
+    return int(token)
+
+
+_DECODER = json.JSONDecoder(
+    strict=False, parse_constant=_not_a_number, parse_float=_finite_float, parse_int=_bounded_int
+)
 
 
 def _candidates(text: str) -> list[tuple[int, str]]:

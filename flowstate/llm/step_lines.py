@@ -36,7 +36,10 @@ from flowstate.models.step import AddOp, FinalAnswer, StepOutput, ToolCall, Upda
 from flowstate.models.vocab import RelationType
 
 KEYWORDS = ("ADD", "UPDATE", "REMOVE", "ACCESS", "TOOL", "SUMMARY", "FINAL")
-_KEYWORD = re.compile(r"[ \t]*[-*]?[ \t]*(" + "|".join(KEYWORDS) + r")\b:?[ \t]*", re.IGNORECASE)
+# A keyword may follow a bullet or a list number, as models often write them.
+_KEYWORD = re.compile(
+    r"[ \t]*(?:[-*]|\d{1,3}[.)])?[ \t]*(" + "|".join(KEYWORDS) + r")\b:?[ \t]*", re.IGNORECASE
+)
 _FENCE_LINE = re.compile(r"[ \t]*```[\w-]*[ \t]*$")
 _CLOSING_FENCE = re.compile(r"(?:\A|\n)[ \t]*```[\w-]*[ \t]*\Z")
 _IDS = re.compile(r"[^\s,;]+")
@@ -176,18 +179,21 @@ def _terse_op(text: str, at: int, keyword: str, where: str) -> tuple[dict[str, A
         words.append(found.group(0).rstrip(":"))
         pos = found.end()
     values: list[Any] = []
+    sources: list[str] = []
     while len(values) < 2:
         pos = _skip_blanks(text, pos)
-        if pos >= len(text) or text[pos] == "\n":
+        if pos >= len(text) or text[pos] in "\r\n":
             break
         if not _JSON_START.match(text, pos):
             name = ("summary", "content")[len(values)]
             raise _Bad(f"{where}: the {name} must be a quoted string: {usage}")
         try:
-            value, pos = parsing.load_value(text, pos)
+            value, end = parsing.load_value(text, pos)
         except ValueError as e:
             raise _Bad(f"{where}: {e}") from None
         values.append(value)
+        sources.append(text[pos:end])
+        pos = end
     if len(values) < (2 if keyword == "ADD" else 1):
         raise _Bad(f"{where}: expected {usage}")
     line_end = text.find("\n", pos)
@@ -195,9 +201,10 @@ def _terse_op(text: str, at: int, keyword: str, where: str) -> tuple[dict[str, A
     fields: dict[str, Any] = {"key": words[0]}
     if keyword == "ADD":
         fields["category"] = words[1]
-    for name, value in zip(("summary", "content"), values, strict=False):
+    for name, value, source in zip(("summary", "content"), values, sources, strict=False):
         if value is not None or keyword == "ADD":
-            fields[name] = value if isinstance(value, str) or value is None else _compact(value)
+            # Not a string: kept as the model wrote it (re-encoding would round its numbers).
+            fields[name] = value if isinstance(value, str) or value is None else source
     tail = text[pos:line_end]
     if keyword == "UPDATE":
         if tail.strip():
@@ -281,7 +288,10 @@ def _step_data(items: list[_Item]) -> tuple[dict[str, Any], dict[str, str]]:
         label = f"line {item.line} ({item.keyword})"
         if item.keyword in ("ADD", "UPDATE"):
             where[f"delta[{len(delta)}]"] = label
-            delta.append({"op": item.keyword.lower(), **_object(item.payload, label)})
+            fields = _object(item.payload, label)
+            if "op" in fields:
+                raise _Bad(f"{label}: op: the keyword says which op; leave the field out")
+            delta.append({"op": item.keyword.lower(), **fields})
         elif item.keyword == "REMOVE":
             key = item.payload
             if not key or len(key.split()) != 1:
@@ -408,9 +418,25 @@ def _compact(value: Any) -> str:
 def parse_step_reply(text: str) -> ParseResult[StepOutput]:
     """A step in either format: keyword lines, or the JSON step object (a model may answer in
     JSON although the protocol asks for lines; both say the same)."""
-    if looks_like_lines(text):
-        return parse_lines(text)
-    return parsing.parse_step(text, StepOutput)
+    keyword_line = _first_keyword_line(text)
+    brace = text.find("{")
+    if brace >= 0 and (keyword_line is None or brace < keyword_line):
+        as_json = parsing.parse_step(text, StepOutput)
+        if as_json.value is not None or keyword_line is None:
+            return as_json
+    return parse_lines(text)  # also what a reply with neither is told: write keyword lines
+
+
+def _first_keyword_line(text: str) -> int | None:
+    """Where the first line that starts with a step keyword starts, if one does."""
+    pos = 0
+    while pos <= len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        if _KEYWORD.match(text, pos, end):
+            return pos
+        pos = end + 1
+    return None
 
 
 # The reply format of `ReplyFormat.LINES`: nothing is sent beside the messages.

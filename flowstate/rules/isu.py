@@ -50,9 +50,10 @@ def check_delta(
             else:
                 keys.discard(_local_key(op.key))
     # Relations may point at states added anywhere in the same delta: check them at the end.
+    superseding: dict[str, str] = {}  # past state -> the key of this delta that supersedes it
     for i, op in enumerate(delta):
         if isinstance(op, AddOp):
-            violations += _check_links(op, f"delta[{i}] add {op.key}", keys, vis)
+            violations += _check_links(op, f"delta[{i}] add {op.key}", keys, vis, superseding)
     if len(keys) > limits.max_states_per_request:
         violations.append(
             Violation(
@@ -162,7 +163,9 @@ def _local_key(key: str) -> str:
     return key.split(".", 1)[1] if ids.is_state_id(key) else key
 
 
-def _check_links(op: AddOp, where: str, keys: set[str], vis: Visibility) -> list[Violation]:
+def _check_links(
+    op: AddOp, where: str, keys: set[str], vis: Visibility, superseding: dict[str, str]
+) -> list[Violation]:
     out: list[Violation] = []
     for rel in op.relations:
         target = _resolve_target(rel.target, vis)
@@ -194,14 +197,31 @@ def _check_links(op: AddOp, where: str, keys: set[str], vis: Visibility) -> list
                 )
             )
         elif rel.type is RelationType.SUPERSEDES and target in vis.superseded:
+            newer = vis.superseded[target]
+            instead = (
+                f"update {newer} instead"
+                if ids.request_of(newer) == vis.request_id
+                else "supersede the newer state instead"
+            )
             out.append(
                 Violation(
                     where,
                     "supersede_stale",
-                    f"{target} is already superseded by {vis.superseded[target]}: a state is "
-                    "superseded once; supersede the newer state instead",
+                    f"{target} is already superseded by {newer}: a state is superseded once; "
+                    + instead,
                 )
             )
+        elif rel.type is RelationType.SUPERSEDES and superseding.get(target, op.key) != op.key:
+            out.append(
+                Violation(
+                    where,
+                    "supersede_twice",
+                    f"{target} is superseded by {superseding[target]} in this delta too: a "
+                    "state is superseded once; put the change in one state",
+                )
+            )
+        elif rel.type is RelationType.SUPERSEDES:
+            superseding[target] = op.key
     for obs in op.evidence:
         if obs not in vis.observations:
             out.append(

@@ -438,6 +438,37 @@ def test_supersedes_an_own_state_is_rejected(target: str) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("newer", "instead"),
+    [
+        ("r4.budget", "supersede the newer state instead"),  # committed by a later request
+        ("r5.flight", "update r5.flight instead"),  # by this request, in an earlier step
+    ],
+)
+def test_a_past_state_is_superseded_once(newer: str, instead: str) -> None:
+    vis = make_vis(superseded={"r3.hotel": newer})
+    delta = [add("room", relations=[(RelationType.SUPERSEDES, "r3.hotel")])]
+    v = _only(_rejected(delta, vis=vis))
+    assert (v.rule, v.message) == (
+        "supersede_stale",
+        f"r3.hotel is already superseded by {newer}: a state is superseded once; {instead}",
+    )
+
+
+def test_two_states_of_one_delta_cannot_supersede_the_same_past_state() -> None:
+    delta = [
+        add("low", relations=[(RelationType.SUPERSEDES, "r3.hotel")]),
+        add("lower", relations=[(RelationType.SUPERSEDES, "r3.hotel")]),
+    ]
+    v = _only(_rejected(delta))
+    assert (v.where, v.rule, v.message) == (
+        "delta[1] add lower",
+        "supersede_twice",
+        "r3.hotel is superseded by low in this delta too: a state is superseded once; put "
+        "the change in one state",
+    )
+
+
 @pytest.mark.parametrize("target", ["r3.hotel", "r4.budget", "r4.dates"])
 def test_supersedes_a_visible_past_state_is_accepted(target: str) -> None:
     delta = [add("room", relations=[(RelationType.SUPERSEDES, target)])]

@@ -182,6 +182,7 @@ class _Draft:
     live: set[str]  # own keys alive after the ops so far
     past: list[str]  # visible past state ids
     pinned: set[str] = field(default_factory=set)  # own keys used as relation targets
+    superseded: set[str] = field(default_factory=set)  # past ids superseded (once) so far
 
     def name(self, draw: st.DrawFn, keys: set[str]) -> str:
         key = draw(st.sampled_from(sorted(keys)))
@@ -193,6 +194,8 @@ class _Draft:
         for _ in range(draw(st.integers(0, LIMITS.max_relations_per_state))):
             if self.past and (not self.live or draw(st.booleans())):
                 target, types = draw(st.sampled_from(self.past)), list(RelationType)
+                if target in self.superseded:
+                    types.remove(RelationType.SUPERSEDES)
             elif self.live:
                 target = self.name(draw, self.live)
                 types = [t for t in RelationType if t is not RelationType.SUPERSEDES]
@@ -200,6 +203,8 @@ class _Draft:
             else:
                 break
             relations.append(RelationSpec(type=draw(st.sampled_from(types)), target=target))
+            if relations[-1].type is RelationType.SUPERSEDES:
+                self.superseded.add(target)
         return AddOp(
             op="add",
             key=draw(st.sampled_from(fresh)),

@@ -147,6 +147,49 @@ def test_a_key_the_terse_form_cannot_say_is_written_as_json() -> None:
     assert parse_lines(text).value == step
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        'I will note the budget, then search.\nADD budget constraint "150 EUR" "150"\nTOOL s {}',
+        '1. ADD budget constraint "150 EUR" "150"\n2) TOOL s {}',
+    ],
+)
+def test_prose_or_list_numbers_before_the_keyword_lines_do_not_hide_them(text: str) -> None:
+    out = parse_step_reply(text).value
+    assert out is not None and [op.key for op in out.delta] == ["budget"]
+    assert out.action is not None and out.action.name == "s"  # type: ignore[union-attr]
+
+
+def test_a_reply_with_no_step_is_told_to_write_lines() -> None:
+    told = parse_step_reply("The hotel looks fine to me.").error
+    assert told is not None and told.startswith("no step found: start each line with one of")
+
+
+def test_the_keyword_says_which_op() -> None:
+    sneaky = parse_lines('ADD {"op": "remove", "key": "budget"}')
+    assert sneaky.error == "line 1 (ADD): op: the keyword says which op; leave the field out"
+
+
+def test_a_content_that_is_not_a_string_is_kept_as_written() -> None:
+    out = parse_lines('ADD card environment "Card" {"n": 4111111111111111.1111, "p": 19.90}')
+    assert out.value is not None
+    assert out.value.delta[0].content == '{"n": 4111111111111111.1111, "p": 19.90}'  # type: ignore[union-attr]
+
+
+def test_a_line_may_end_in_crlf() -> None:
+    out = parse_lines('UPDATE plan "Plan v2"\r\nREMOVE draft\r\n')
+    assert out.value is not None, out.error
+    assert [op.op for op in out.value.delta] == ["update", "remove"]
+
+
+@pytest.mark.parametrize(
+    "text", ['{"action": {"type": "final", "answer": 1X}}', 'TOOL t {"a": 1X}']
+)
+def test_an_integer_too_long_for_python_is_an_error_not_a_crash(text: str) -> None:
+    told = parse_step_reply(text.replace("1X", "1" * 5_000)).error
+    assert told is not None and "an integer of 5,000 digits; at most 4,000" in told
+
+
 def test_hostile_replies_are_bounded() -> None:
     huge = parse_lines("FINAL " + "x" * (MAX_REPLY_CHARS + 1))
     assert huge.error is not None and huge.error.startswith("the reply has")

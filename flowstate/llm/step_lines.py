@@ -43,7 +43,7 @@ _KEYWORD = re.compile(
 _FENCE_LINE = re.compile(r"[ \t]*```[\w-]*[ \t]*$")
 _CLOSING_FENCE = re.compile(r"(?:\A|\n)[ \t]*```[\w-]*[ \t]*\Z")
 _IDS = re.compile(r"[^\s,;]+")
-_NAME = re.compile(r"[^\s{]+")
+_NAME = re.compile(r"[^\s{}]+")
 _SHOWN = 40  # characters of an unexpected line quoted back
 
 
@@ -136,7 +136,7 @@ def _structured(text: str, start: int, end: int, keyword: str, number: int) -> t
     at = start
     if keyword == "TOOL":
         head = text[start:end]
-        found = _NAME.search(head)
+        found = _NAME.match(head)
         if found is None or found.group(0).upper() == "CITES":
             raise _Bad(f"{where}: name the tool: TOOL <name> {{arguments}} CITES <ids>")
         name, at = found.group(0), start + found.end()
@@ -144,7 +144,8 @@ def _structured(text: str, start: int, end: int, keyword: str, number: int) -> t
     rest_of_line = text[at:end]
     if keyword != "TOOL" and not rest_of_line.lstrip().startswith("{"):
         return _terse_op(text, at, keyword, where)
-    if brace < 0 or (brace >= end and rest_of_line.strip()):
+    # Arguments may start on the next line, but not in a later item's line.
+    if brace < 0 or (brace >= end and (rest_of_line.strip() or text[end:brace].strip())):
         return (name, {}, _cites(rest_of_line, where)), end
     if text[at:brace].strip():
         raise _Bad(f"{where}: unexpected {_quoted(text[at:brace])} before the JSON object")

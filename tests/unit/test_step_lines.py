@@ -94,6 +94,7 @@ def test_a_step_may_only_wait() -> None:
         ("REMOVE", "line 1 (REMOVE): expected REMOVE <key>"),
         ("REMOVE two keys", "line 1 (REMOVE): expected REMOVE <key>"),
         ("TOOL", "line 1 (TOOL): name the tool"),
+        ("TOOL {}", "line 1 (TOOL): name the tool"),
         ('TOOL t {"a": 1} because', "line 1 (TOOL): expected CITES <ids> after the arguments"),
         ("TOOL a {}\nTOOL b {}", "line 2 (TOOL): one action per step (a TOOL or a FINAL)"),
         ("TOOL a {}\nFINAL x", "line 2 (FINAL): one action per step"),
@@ -174,6 +175,14 @@ def test_a_content_that_is_not_a_string_is_kept_as_written() -> None:
     out = parse_lines('ADD card environment "Card" {"n": 4111111111111111.1111, "p": 19.90}')
     assert out.value is not None
     assert out.value.delta[0].content == '{"n": 4111111111111111.1111, "p": 19.90}'  # type: ignore[union-attr]
+
+
+def test_a_tool_without_arguments_does_not_take_a_later_lines_object() -> None:
+    out = parse_lines('TOOL list_hotels\nADD k constraint "s" {"a": 1}')
+    assert out.value is not None, out.error
+    assert out.value.action.arguments == {} and out.value.delta[0].content == '{"a": 1}'  # type: ignore[union-attr]
+    spanning = parse_lines('TOOL search\n{"city": "Lisbon"}').value
+    assert spanning is not None and spanning.action.arguments == {"city": "Lisbon"}  # type: ignore[union-attr]
 
 
 def test_a_line_may_end_in_crlf() -> None:

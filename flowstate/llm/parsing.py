@@ -33,7 +33,9 @@ from flowstate.models.records import is_unicode
 T = TypeVar("T", bound=BaseModel)
 
 MAX_REPORTED_ERRORS = 5
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n?(.*?)```", re.DOTALL)
+# The opening of a fenced block; its end is found with str.find (a lazy `.*?` up to the
+# closing fence backtracks without bound on an unclosed fence).
+_FENCE_OPEN = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n?")
 _SNIPPET = 24
 MAX_CANDIDATES = 16
 MAX_REPLY_CHARS = 500_000  # room for 20 delta ops of 20,000 characters each
@@ -64,7 +66,7 @@ def parse_step(text: str, schema: type[T]) -> ParseResult[T]:
             error=f"the reply has {len(text):,} characters; at most {MAX_REPLY_CHARS:,}: be shorter"
         )
     try:
-        data = extract_json(text)
+        data = extract_json(text, prefer=frozenset(schema.model_fields))
     except _NotJSON as e:
         return ParseResult(error=str(e))
     bad = lone_surrogate(data)
@@ -131,8 +133,10 @@ def load_value(text: str, start: int) -> tuple[Any, int]:
         raise _NotJSON(f"not valid JSON at char {e.pos}: {e.msg.lower()} near {near!r}") from None
 
 
-def extract_json(text: str) -> Any:
-    """The JSON object in `text`: a fenced block, else the first balanced {...} that parses.
+def extract_json(text: str, prefer: frozenset[str] = frozenset()) -> Any:
+    """The JSON object in `text`: a fenced block, else the first balanced {...} that parses
+    and has a field of `prefer` (a `{}` in prose before the object is not the object), else
+    the first that parses.
 
     Raises a ValueError whose message says where the JSON broke, counted in `text`.
     """
@@ -141,11 +145,18 @@ def extract_json(text: str) -> Any:
     fenced = _fenced(text)
     candidates = [fenced] if fenced is not None else _candidates(text)
     first_error: _NotJSON | None = None
+    first: dict[str, Any] | None = None
     for start, body in candidates:
         try:
-            return _load_object(text, start, body)
+            value = _load_object(text, start, body)
         except _NotJSON as e:
             first_error = first_error or e
+            continue
+        if not prefer or prefer & set(value):
+            return value
+        first = value if first is None else first
+    if first is not None:
+        return first
     raise first_error or _NotJSON("no JSON object found: reply with one JSON object")
 
 
@@ -214,13 +225,18 @@ def _candidates(text: str) -> list[tuple[int, str]]:
 
 def _fenced(text: str) -> tuple[int, str] | None:
     """The object in the first JSON (or unlabelled) fenced block, as (offset in text, body)."""
-    for match in _FENCE.finditer(text):
-        lang, body = match.group(1).lower(), match.group(2)
-        brace = body.find("{")
+    pos = text.find("```")
+    while pos >= 0:
+        opening = _FENCE_OPEN.match(text, pos)
+        assert opening is not None  # every part after the ``` may be empty
+        close = text.find("```", opening.end())
+        if close < 0:
+            return None
+        lang, brace = opening.group(1).lower(), text.find("{", opening.end(), close)
         if lang in ("", "json", "json5", "jsonc") and brace >= 0:
             # balance over the whole text: a ``` inside a JSON string must not cut the object
-            start = match.start(2) + brace
-            return start, _balanced(text, start)
+            return brace, _balanced(text, brace)
+        pos = text.find("```", close + 3)
     return None
 
 

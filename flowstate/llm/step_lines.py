@@ -36,9 +36,12 @@ from flowstate.models.step import AddOp, FinalAnswer, StepOutput, ToolCall, Upda
 from flowstate.models.vocab import RelationType
 
 KEYWORDS = ("ADD", "UPDATE", "REMOVE", "ACCESS", "TOOL", "SUMMARY", "FINAL")
-# A keyword may follow a bullet or a list number, as models often write them.
+_ALTERNATIVES = "|".join(KEYWORDS)
 _KEYWORD = re.compile(
-    r"[ \t]*(?:[-*]|\d{1,3}[.)])?[ \t]*(" + "|".join(KEYWORDS) + r")\b:?[ \t]*", re.IGNORECASE
+    r"[ \t]*(?:(?:[-*]|\d{1,3}[.)])[ \t]*)?"  # a bullet or a list number, as models write them
+    # In capitals, or in any case with a colon: prose such as "Final step: book it" is not
+    # a FINAL line.
+    rf"(?:({_ALTERNATIVES})\b:?|(?i:({_ALTERNATIVES})):)[ \t]*"
 )
 _FENCE_LINE = re.compile(r"[ \t]*```[\w-]*[ \t]*$")
 _CLOSING_FENCE = re.compile(r"(?:\A|\n)[ \t]*```[\w-]*[ \t]*\Z")
@@ -56,15 +59,6 @@ class _Item:
     keyword: str
     line: int  # 1-based, in the reply
     payload: Any
-
-
-def looks_like_lines(text: str) -> bool:
-    """Whether the reply's first meaningful line starts with a step keyword."""
-    for line in text.splitlines():
-        if not line.strip() or _FENCE_LINE.match(line):
-            continue
-        return _KEYWORD.match(line) is not None
-    return False
 
 
 def parse_lines(text: str) -> ParseResult[StepOutput]:
@@ -108,7 +102,7 @@ def _items(text: str) -> list[_Item]:
                     f"{', '.join(KEYWORDS)}, got {_quoted(line)}"
                 )
         else:
-            keyword = match.group(1).upper()
+            keyword = (match.group(1) or match.group(2)).upper()
             start = pos + match.end()
             if keyword == "FINAL":
                 items.append(_Item(keyword, number, _final_text(text[start:])))
@@ -419,13 +413,33 @@ def _compact(value: Any) -> str:
 def parse_step_reply(text: str) -> ParseResult[StepOutput]:
     """A step in either format: keyword lines, or the JSON step object (a model may answer in
     JSON although the protocol asks for lines; both say the same)."""
+    if len(text) > parsing.MAX_REPLY_CHARS:
+        return parse_lines(text)  # refused for its size, before any scan
     keyword_line = _first_keyword_line(text)
     brace = text.find("{")
-    if brace >= 0 and (keyword_line is None or brace < keyword_line):
-        as_json = parsing.parse_step(text, StepOutput)
-        if as_json.value is not None or keyword_line is None:
-            return as_json
-    return parse_lines(text)  # also what a reply with neither is told: write keyword lines
+    if keyword_line is None:
+        # A reply with neither a JSON object nor keyword lines is told to write the lines.
+        return parsing.parse_step(text, StepOutput) if brace >= 0 else parse_lines(text)
+    if 0 <= brace < keyword_line:
+        if brace + len(parsing.balanced(text, brace)) > keyword_line:
+            # The "keyword line" is inside a JSON object (a string spanning lines, or an
+            # object never closed): the reply is JSON, and a broken one is told so.
+            return parsing.parse_step(text, StepOutput)
+        if _is_step_object(text, brace):
+            return ParseResult(
+                error="the reply has a JSON step object and keyword lines: write the step one "
+                "way, in keyword lines"
+            )
+    return parse_lines(text)
+
+
+def _is_step_object(text: str, brace: int) -> bool:
+    """Whether the {...} at text[brace] is a JSON object with a field of the step object."""
+    try:
+        value = parsing.extract_object(text, brace)
+    except ValueError:
+        return False
+    return bool(set(value) & set(StepOutput.model_fields))
 
 
 def _first_keyword_line(text: str) -> int | None:

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 import flowstate.llm.step_lines
 from flowstate.llm.parsing import MAX_REPLY_CHARS, MAX_REPLY_DEPTH
 from flowstate.llm.step_lines import (
-    looks_like_lines,
     parse_lines,
     parse_step_reply,
     render_lines,
@@ -219,8 +218,51 @@ def test_hostile_replies_are_bounded() -> None:
 def test_json_replies_are_still_read() -> None:
     parsed = parse_step_reply('{"action": {"type": "final", "answer": "4"}}')
     assert parsed.value is not None and parsed.value.action.answer == "4"  # type: ignore[union-attr]
-    assert not looks_like_lines('{"access": []}')
-    assert looks_like_lines("```\n\naccess r1")
+    fenced = parse_step_reply("```\n\naccess: r1\n```").value
+    assert fenced is not None and fenced.access == ["r1"]
+
+
+@pytest.mark.parametrize(
+    ("text", "access", "tool"),
+    [
+        ('The last search returned {}.\nACCESS r3\nTOOL search {"city": "L"} CITES r3', ["r3"],
+         "search"),
+        ("Searching {city}:\nTOOL list_hotels {}", [], "list_hotels"),
+        ('Final step: book it.\nTOOL book {"hotel": "H7"} CITES r3', [], "book"),
+        ('Access to r3 is needed.\n1. Final check\nTOOL search {"q": 1}', [], "search"),
+    ],
+)  # fmt: skip
+def test_prose_is_not_read_as_the_step(text: str, access: list[str], tool: str) -> None:
+    out = parse_step_reply(text)
+    assert out.value is not None, out.error
+    assert out.value.access == access and out.value.action.name == tool  # type: ignore[union-attr]
+
+
+def test_a_json_step_is_found_past_an_empty_object_in_prose() -> None:
+    out = parse_step_reply('Result was {}.\n{"delta": [{"op": "remove", "key": "a"}]}').value
+    assert out is not None and [op.key for op in out.delta] == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ('{"delta": [], "action": {"type": "final", "answer": "Booked.\nFinal cost: 360 EUR',
+         "not valid JSON: the object starting at char 0 is never closed"),
+        ('{"action": {"type": "done", "answer": "x\nFINAL y"}}', "action.type"),
+        ('{"access": ["r1"]}\nTOOL search {"q": 1}',
+         "the reply has a JSON step object and keyword lines"),
+    ],
+)  # fmt: skip
+def test_a_json_reply_is_judged_as_json(text: str, error: str) -> None:
+    told = parse_step_reply(text).error
+    assert told is not None and told.startswith(error), told
+
+
+def test_runs_of_blanks_are_read_in_linear_time() -> None:
+    # Backtracking regular expressions would take hours on these (they once did).
+    assert parse_step_reply("```" + " " * 100_000 + "{").error is not None
+    assert parse_step_reply(" " * 100_000 + "x\nFINAL ok").value is not None  # prose, then FINAL
+    assert parse_step_reply("\t" * 100_000 + "\nFINAL ok").value is not None
 
 
 _IDS = st.from_regex(r"r[1-9][0-9]{0,2}(\.[a-z][a-z0-9_]{0,8})?", fullmatch=True)

@@ -108,6 +108,12 @@ def extract_object(text: str, start: int) -> dict[str, Any]:
     return _load_object(text, start, _balanced(text, start))
 
 
+def object_spans(text: str, stop: int) -> list[tuple[int, int]]:
+    """(start, end) of each top-level balanced {...} of `text` that starts before `stop`; an
+    object never closed ends with the text. At most MAX_CANDIDATES."""
+    return [(start, start + len(body)) for start, body in _candidates(text) if start < stop]
+
+
 def balanced(text: str, start: int) -> str:
     """text[start:] up to the brace that closes text[start]; to the end when it never closes."""
     return _balanced(text, start)
@@ -143,7 +149,7 @@ def extract_json(text: str, prefer: frozenset[str] = frozenset()) -> Any:
     if not text or not text.strip():
         raise _NotJSON("empty reply: expected one JSON object")
     fenced = _fenced(text)
-    candidates = [fenced] if fenced is not None else _candidates(text)
+    candidates = fenced or _candidates(text)
     first_error: _NotJSON | None = None
     first: dict[str, Any] | None = None
     for start, body in candidates:
@@ -155,8 +161,8 @@ def extract_json(text: str, prefer: frozenset[str] = frozenset()) -> Any:
         if not prefer or prefer & set(value):
             return value
         first = value if first is None else first
-    if first is not None:
-        return first
+    if first is not None and first_error is None:
+        return first  # a broken object beside it was more likely the step: say why it broke
     raise first_error or _NotJSON("no JSON object found: reply with one JSON object")
 
 
@@ -223,21 +229,29 @@ def _candidates(text: str) -> list[tuple[int, str]]:
     return found
 
 
-def _fenced(text: str) -> tuple[int, str] | None:
-    """The object in the first JSON (or unlabelled) fenced block, as (offset in text, body)."""
+def _fenced(text: str) -> list[tuple[int, str]]:
+    """The object of each JSON (or unlabelled) fenced block, as (offset in text, body)."""
+    found: list[tuple[int, str]] = []
     pos = text.find("```")
     while pos >= 0:
         opening = _FENCE_OPEN.match(text, pos)
         assert opening is not None  # every part after the ``` may be empty
         close = text.find("```", opening.end())
         if close < 0:
-            return None
+            break
         lang, brace = opening.group(1).lower(), text.find("{", opening.end(), close)
         if lang in ("", "json", "json5", "jsonc") and brace >= 0:
             # balance over the whole text: a ``` inside a JSON string must not cut the object
-            return brace, _balanced(text, brace)
+            body = _balanced(text, brace)
+            found.append((brace, body))
+            if len(found) >= MAX_CANDIDATES:
+                break
+            if brace + len(body) > close:  # a ``` inside the object: the block ends after it
+                close = text.find("```", brace + len(body))
+                if close < 0:
+                    break
         pos = text.find("```", close + 3)
-    return None
+    return found
 
 
 def _nesting(body: str, limit: int) -> int:
@@ -295,11 +309,8 @@ def _scan(text: str, start: int, depth_limit: int | None = None) -> tuple[int | 
 
 def describe_validation_error(error: ValidationError, data: Any) -> str:
     """One line per problem, `path: what is wrong`, joined with '; '."""
-    lines: list[str] = []
-    for err in error.errors(include_url=False):
-        line = _describe(err, data)
-        if line not in lines:
-            lines.append(line)
+    # Ordered and without repeats; a set, as a reply may carry many thousand errors.
+    lines = list(dict.fromkeys(_describe(err, data) for err in error.errors(include_url=False)))
     shown = lines[:MAX_REPORTED_ERRORS]
     if len(lines) > len(shown):
         shown.append(f"and {len(lines) - len(shown)} more")

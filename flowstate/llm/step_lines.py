@@ -416,21 +416,30 @@ def parse_step_reply(text: str) -> ParseResult[StepOutput]:
     if len(text) > parsing.MAX_REPLY_CHARS:
         return parse_lines(text)  # refused for its size, before any scan
     keyword_line = _first_keyword_line(text)
-    brace = text.find("{")
     if keyword_line is None:
         # A reply with neither a JSON object nor keyword lines is told to write the lines.
-        return parsing.parse_step(text, StepOutput) if brace >= 0 else parse_lines(text)
-    if 0 <= brace < keyword_line:
-        if brace + len(parsing.balanced(text, brace)) > keyword_line:
-            # The "keyword line" is inside a JSON object (a string spanning lines, or an
-            # object never closed): the reply is JSON, and a broken one is told so.
-            return parsing.parse_step(text, StepOutput)
-        if _is_step_object(text, brace):
-            return ParseResult(
-                error="the reply has a JSON step object and keyword lines: write the step one "
-                "way, in keyword lines"
-            )
+        return parsing.parse_step(text, StepOutput) if "{" in text else parse_lines(text)
+    spans = parsing.object_spans(text, keyword_line)
+    if any(end > keyword_line and _json_like(text, start) for start, end in spans):
+        # The "keyword line" is inside a JSON object (a string spanning lines, or an object
+        # never closed): the reply is JSON, and a broken one is told so.
+        return parsing.parse_step(text, StepOutput)
+    if any(_is_step_object(text, start) for start, _ in spans):
+        return ParseResult(
+            error="the reply has a JSON step object and keyword lines: write the step one "
+            "way, in keyword lines"
+        )
     return parse_lines(text)
+
+
+def _json_like(text: str, brace: int) -> bool:
+    """Whether the {...} at text[brace] closes, or opens as a JSON object does (`{"`): an
+    unclosed `{` in prose is not the start of a truncated step object."""
+    body = parsing.balanced(text, brace)
+    return body.endswith("}") or _JSON_OPENING.match(text, brace) is not None
+
+
+_JSON_OPENING = re.compile(r'\{\s*"')
 
 
 def _is_step_object(text: str, brace: int) -> bool:

@@ -241,6 +241,30 @@ def test_prose_is_not_read_as_the_step(text: str, access: list[str], tool: str) 
 def test_a_json_step_is_found_past_an_empty_object_in_prose() -> None:
     out = parse_step_reply('Result was {}.\n{"delta": [{"op": "remove", "key": "a"}]}').value
     assert out is not None and [op.key for op in out.delta] == ["a"]
+    body = '"body": "Hi,\nFinal: the price is 120 EUR."'
+    mail = parse_step_reply(
+        'I use {} for defaults.\n{"action": {"type": "tool", "name": "mail", "arguments": '
+        + "{"
+        + body
+        + "}}}"
+    ).value
+    assert mail is not None and mail.action.name == "mail"  # type: ignore[union-attr]
+    fenced = parse_step_reply(
+        'An empty step is:\n```json\n{}\n```\nMine:\n```json\n{"access": ["r3"]}\n```'
+    ).value
+    assert fenced is not None and fenced.access == ["r3"]
+
+
+def test_a_broken_step_object_is_told_even_beside_an_empty_object() -> None:
+    told = parse_step_reply(
+        'Passing {} means no filters.\n{"action": {"type": "final", "answer": "x",}}'
+    ).error
+    assert told is not None and told.startswith("not valid JSON at char"), told
+
+
+def test_an_unclosed_brace_in_prose_does_not_hide_the_lines() -> None:
+    out = parse_step_reply("See the set {a, b.\nACCESS r3\nFINAL ok").value
+    assert out is not None and out.access == ["r3"]
 
 
 @pytest.mark.parametrize(
@@ -250,6 +274,8 @@ def test_a_json_step_is_found_past_an_empty_object_in_prose() -> None:
          "not valid JSON: the object starting at char 0 is never closed"),
         ('{"action": {"type": "done", "answer": "x\nFINAL y"}}', "action.type"),
         ('{"access": ["r1"]}\nTOOL search {"q": 1}',
+         "the reply has a JSON step object and keyword lines"),
+        ('See {x}.\n{"access": ["r3"]}\nFINAL ok',
          "the reply has a JSON step object and keyword lines"),
     ],
 )  # fmt: skip
@@ -263,6 +289,8 @@ def test_runs_of_blanks_are_read_in_linear_time() -> None:
     assert parse_step_reply("```" + " " * 100_000 + "{").error is not None
     assert parse_step_reply(" " * 100_000 + "x\nFINAL ok").value is not None  # prose, then FINAL
     assert parse_step_reply("\t" * 100_000 + "\nFINAL ok").value is not None
+    many = parse_step_reply("ADD {}\n" * 60_000)  # 120,000 problems, each told once
+    assert many.error is not None and many.error.endswith("more")
 
 
 _IDS = st.from_regex(r"r[1-9][0-9]{0,2}(\.[a-z][a-z0-9_]{0,8})?", fullmatch=True)

@@ -268,8 +268,11 @@ def _cites(tail: str, where: str) -> list[str]:
 
 
 def _final_text(rest: str) -> str:
-    # A closing code fence is the wrapper's, not the answer's.
-    return _CLOSING_FENCE.sub("", rest.strip()).strip()
+    text = rest.strip()
+    # A closing fence left unpaired in the answer is the wrapper's; a code block of the
+    # answer keeps its own.
+    fences = sum(1 for line in text.splitlines() if _FENCE_LINE.match(line))
+    return _CLOSING_FENCE.sub("", text).strip() if fences % 2 else text
 
 
 def _step_data(items: list[_Item]) -> tuple[dict[str, Any], dict[str, str]]:

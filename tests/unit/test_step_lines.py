@@ -59,6 +59,14 @@ def test_final_takes_the_rest_of_the_reply_and_summary_goes_with_it() -> None:
     assert answer is not None and answer.action.answer == "see below\nTOOL x {}"  # type: ignore[union-attr]
 
 
+def test_an_answer_keeps_its_own_code_block() -> None:
+    answer = "Here is the script:\n```python\nprint(1)\n```"
+    plain = parse_lines("FINAL " + answer).value
+    assert plain is not None and plain.action.answer == answer  # type: ignore[union-attr]
+    wrapped = parse_lines("```\nFINAL " + answer + "\n```").value
+    assert wrapped is not None and wrapped.action.answer == answer  # type: ignore[union-attr]
+
+
 def test_a_step_may_only_wait() -> None:
     out = parse_lines("ACCESS r3").value
     assert out is not None and out.access == ["r3"] and out.action is None and not out.delta

@@ -140,9 +140,10 @@ def load_value(text: str, start: int) -> tuple[Any, int]:
 
 
 def extract_json(text: str, prefer: frozenset[str] = frozenset()) -> Any:
-    """The JSON object in `text`: a fenced block, else the first balanced {...} that parses
-    and has a field of `prefer` (a `{}` in prose before the object is not the object), else
-    the first that parses.
+    """The JSON object in `text`. The candidates are the objects of its JSON (or unlabelled)
+    fenced blocks, else its top-level balanced {...}; of them, the first that parses and has
+    a field of `prefer` (a `{}` in prose before the object is not the object), else the first
+    that parses when none broke.
 
     Raises a ValueError whose message says where the JSON broke, counted in `text`.
     """

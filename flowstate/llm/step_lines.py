@@ -162,7 +162,7 @@ def _terse_op(text: str, at: int, keyword: str, where: str) -> tuple[dict[str, A
     """`ADD <key> <category> "<summary>" <content> [<TYPE> <target>]... [EVIDENCE <ids>]` or
     `UPDATE <key> "<summary>" [<content>]` as the op's fields, and where it ends in `text`.
     Summary and content are JSON values (a quoted string, usually; null keeps one in UPDATE),
-    so they may hold any character and span lines; a non-string content is kept as JSON."""
+    so they may hold any character and span lines; a non-string content is kept as written."""
     usage = _TERSE_USAGE[keyword]
     words: list[str] = []
     pos = at
@@ -363,7 +363,8 @@ def render_lines(step: StepOutput) -> str:
         if op.op == "remove":
             lines.append(f"REMOVE {op.key}")
         else:
-            lines.append(_terse_line(op) or f"{op.op.upper()} {_compact(_fields(op))}")
+            fields = op.model_dump(exclude={"op"}, exclude_defaults=True)
+            lines.append(_terse_line(op) or f"{op.op.upper()} {_compact(fields)}")
     action = step.action
     if isinstance(action, ToolCall):
         line = f"TOOL {action.name} {_compact(action.arguments)}"
@@ -373,10 +374,6 @@ def render_lines(step: StepOutput) -> str:
             lines.append(f"SUMMARY {action.summary}")
         lines.append(f"FINAL {action.answer}")
     return "\n".join(lines)
-
-
-def _fields(op: AddOp | UpdateOp) -> dict[str, Any]:
-    return op.model_dump(exclude={"op"}, exclude_defaults=True)
 
 
 def _terse_line(op: AddOp | UpdateOp) -> str | None:

@@ -196,7 +196,7 @@ def _check_links(
                     "SUPERSEDES is for past states; change a state of this request with update",
                 )
             )
-        elif rel.type is RelationType.SUPERSEDES and target in vis.superseded:
+        elif rel.type is RelationType.SUPERSEDES and _live_superseder(target, keys, vis):
             newer = vis.superseded[target]
             instead = (
                 f"update {newer} instead"
@@ -232,6 +232,15 @@ def _check_links(
                 )
             )
     return out
+
+
+def _live_superseder(target: str, keys: set[str], vis: Visibility) -> bool:
+    """Whether `target` is superseded by a committed state, or by one of this request's
+    that the delta leaves alive."""
+    newer = vis.superseded.get(target)
+    if newer is None:
+        return False
+    return ids.request_of(newer) != vis.request_id or _local_key(newer) in keys
 
 
 def _resolve_target(target: str, vis: Visibility) -> str | None:

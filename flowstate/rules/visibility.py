@@ -18,7 +18,8 @@ class Visibility:
     relation_ends: frozenset[str] = frozenset()  # ids shown as far ends of revealed relations
     observations: frozenset[str] = frozenset()  # this request's observation ids
     opened_observations: frozenset[str] = field(default_factory=frozenset)
-    # Past states known to be superseded (by a committed state), and by which.
+    # Past states known to be superseded (by a committed state, or by a state of this
+    # request), and by which.
     superseded: Mapping[str, str] = field(default_factory=dict)
     # The seqs of the index's folded line: every request id in it may be opened.
     folded_seqs: tuple[int, int] | None = None

@@ -455,6 +455,15 @@ def test_a_past_state_is_superseded_once(newer: str, instead: str) -> None:
     )
 
 
+def test_a_state_removed_in_the_delta_no_longer_holds_its_supersession() -> None:
+    vis = make_vis(superseded={"r3.hotel": "r5.flight"})
+    delta: list[Op] = [
+        remove("flight"),
+        add("room", relations=[(RelationType.SUPERSEDES, "r3.hotel")]),
+    ]
+    assert check_delta(delta, vis, LIMITS, EXISTING) == []
+
+
 def test_two_states_of_one_delta_cannot_supersede_the_same_past_state() -> None:
     delta = [
         add("low", relations=[(RelationType.SUPERSEDES, "r3.hotel")]),

@@ -293,7 +293,7 @@ def test_a_json_reply_is_judged_as_json(text: str, error: str) -> None:
 
 
 def test_runs_of_blanks_are_read_in_linear_time() -> None:
-    # Backtracking regular expressions would take hours on these (they once did).
+    # A backtracking scan would take hours on these.
     assert parse_step_reply("```" + " " * 100_000 + "{").error is not None
     assert parse_step_reply(" " * 100_000 + "x\nFINAL ok").value is not None  # prose, then FINAL
     assert parse_step_reply("\t" * 100_000 + "\nFINAL ok").value is not None

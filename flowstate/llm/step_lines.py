@@ -89,6 +89,7 @@ def _items(text: str) -> list[_Item]:
     """Scan the reply: each keyword line and its payload (a JSON object may span lines)."""
     items: list[_Item] = []
     pos, n, number = 0, len(text), 1
+    fences = 0  # fence lines between items: an odd count means the step is inside a fence
     while pos < n:
         end = text.find("\n", pos)
         end = n if end < 0 else end
@@ -96,23 +97,25 @@ def _items(text: str) -> list[_Item]:
         match = _KEYWORD.match(line)
         stop = end
         if match is None:
-            if line.strip() and not _FENCE_LINE.match(line) and items:
+            if _FENCE_LINE.match(line):
+                fences += 1
+            elif line.strip() and items:
+                after = " after the step's closing fence" if fences and not fences % 2 else ""
                 raise _Bad(
                     f"line {number}: expected a line starting with one of "
-                    f"{', '.join(KEYWORDS)}, got {_quoted(line)}"
+                    f"{', '.join(KEYWORDS)}{after}, got {_quoted(line)}"
                 )
         else:
             keyword = (match.group(1) or match.group(2)).upper()
             start = pos + match.end()
             if keyword == "FINAL":
-                items.append(_Item(keyword, number, _final_text(text[start:])))
-                break
-            if keyword in ("ADD", "UPDATE", "TOOL"):
-                payload, stop = _structured(text, start, end, keyword, number)
+                stop = _answer_end(text, end, wrapped=fences % 2 == 1)
+                answer = text[start:stop]
+                items.append(_Item(keyword, number, _final_text(answer, fences % 2 == 1)))
             else:
-                payload = text[start:end].strip()
-            items.append(_Item(keyword, number, payload))
-        number += 1 + text.count("\n", end, stop)  # a JSON payload may span lines
+                payload, stop = _payload(text, start, end, keyword, number)
+                items.append(_Item(keyword, number, payload))
+        number += 1 + text.count("\n", end, stop)  # a payload may span lines
         pos = stop + 1
     if not items:
         raise _Bad(
@@ -120,6 +123,65 @@ def _items(text: str) -> list[_Item]:
             "reply format)"
         )
     return items
+
+
+def _payload(text: str, start: int, end: int, keyword: str, number: int) -> tuple[Any, int]:
+    """A keyword line's payload other than FINAL's, and where it ends in `text`."""
+    if keyword in ("ADD", "UPDATE", "TOOL"):
+        return _structured(text, start, end, keyword, number)
+    return text[start:end].strip(), end
+
+
+def _answer_end(text: str, end: int, *, wrapped: bool) -> int:
+    """Where a FINAL answer whose first line ends at `end` ends: before the first later line,
+    outside the answer's own code blocks, that is a keyword line in capitals and reads as
+    one, or before the fence that closes a step written inside a fence (`wrapped`). Such
+    lines after FINAL are items of the step, never text of the answer; "Summary: 3 nights"
+    in mixed case is text."""
+    # The answer's own fences come in pairs, so a wrapper's closing fence is the last of an
+    # odd count.
+    closing = _fence_lines(text, end) if wrapped else 0
+    last, pos, seen, inside = end, end + 1, 0, False
+    while pos <= len(text):
+        line_end = text.find("\n", pos)
+        line_end = len(text) if line_end < 0 else line_end
+        if _FENCE_LINE.match(text, pos, line_end):
+            seen += 1
+            if closing % 2 and seen == closing:
+                return last
+            inside = not inside
+        elif not inside and _reads_as_item(text, pos, line_end):
+            return last
+        last, pos = line_end, line_end + 1
+    return last
+
+
+def _fence_lines(text: str, end: int) -> int:
+    """How many fence lines follow the line that ends at `end`."""
+    count, pos = 0, end + 1
+    while pos <= len(text):
+        line_end = text.find("\n", pos)
+        line_end = len(text) if line_end < 0 else line_end
+        count += _FENCE_LINE.match(text, pos, line_end) is not None
+        pos = line_end + 1
+    return count
+
+
+def _reads_as_item(text: str, pos: int, end: int) -> bool:
+    """Whether text[pos:end] starts a keyword line in capitals whose payload reads."""
+    match = _KEYWORD.match(text, pos, end)
+    if match is None or match.group(1) is None:
+        return False
+    keyword, start = match.group(1), match.end()
+    if keyword == "FINAL":
+        return bool(text[start:end].strip())
+    try:
+        payload, _ = _payload(text, start, end, keyword, 0)
+    except _Bad:
+        return False
+    if keyword == "REMOVE":
+        return len(payload.split()) == 1
+    return bool(payload) if keyword in ("ACCESS", "SUMMARY") else True
 
 
 def _structured(text: str, start: int, end: int, keyword: str, number: int) -> tuple[Any, int]:
@@ -267,8 +329,10 @@ def _cites(tail: str, where: str) -> list[str]:
     return _IDS.findall(words[1]) if len(words) > 1 else []
 
 
-def _final_text(rest: str) -> str:
-    text = rest.strip()
+def _final_text(answer: str, wrapped: bool) -> str:
+    text = answer.strip()
+    if wrapped:
+        return text  # the wrapper's closing fence already ended the answer
     # A closing fence left unpaired in the answer is the wrapper's; a code block of the
     # answer keeps its own.
     fences = sum(1 for line in text.splitlines() if _FENCE_LINE.match(line))

@@ -230,6 +230,26 @@ def test_malformed_output_is_reported_then_fails_clearly(h: Harness, repo: Repos
     assert repo.get_request(result.request_id).outcome is Outcome.FAILED
 
 
+def test_lines_after_final_are_stored_not_swallowed_into_the_answer(
+    h: Harness, repo: Repository
+) -> None:
+    reply = 'FINAL Noted.\nADD name preference "User is Ana" "Ana"\nSUMMARY Name noted'
+    result, _ = h.run([reply], text="I am Ana")
+    assert (result.outcome, result.answer) == (Outcome.ANSWERED, "Noted.")
+    assert result.states_added == ["r1.name"]
+    stored = repo.get_request(result.request_id)
+    assert (stored.answer, stored.summary) == ("Noted.", "Name noted")
+    assert "r1.name [preference] User is Ana" in h.fs.index().text
+
+
+def test_a_tool_after_final_is_told_as_a_second_action(h: Harness, repo: Repository) -> None:
+    result, model = h.run(["FINAL see below\nTOOL search {}", step(action=final("ok"))])
+    assert "line 2 (TOOL): one action per step (a TOOL or a FINAL), not two" in user_prompt(
+        model, 1
+    )
+    assert repo.get_request(result.request_id).answer == "ok"
+
+
 def test_step_limit_ends_the_request_and_keeps_its_states(h: Harness, repo: Repository) -> None:
     result, _ = h.run([step([add("a")]), step(), step()], max_steps=3)
     assert result.outcome is Outcome.STEP_LIMIT

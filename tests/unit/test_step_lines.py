@@ -54,9 +54,58 @@ def test_final_takes_the_rest_of_the_reply_and_summary_goes_with_it() -> None:
     out = parse_lines("summary: Hotel booked\nfinal: Booked.\nTwo lines.\n```\n").value
     assert out is not None and out.action is not None
     assert (out.action.answer, out.action.summary) == ("Booked.\nTwo lines.", "Hotel booked")  # type: ignore[union-attr]
-    # A keyword after FINAL is part of the answer, not a second action.
-    answer = parse_lines("FINAL see below\nTOOL x {}").value
-    assert answer is not None and answer.action.answer == "see below\nTOOL x {}"  # type: ignore[union-attr]
+    # A keyword word in mixed case is text of the answer.
+    answer = parse_lines("FINAL Trip:\nSummary: 3 nights\nAdd a day").value
+    assert answer is not None and answer.action.answer == "Trip:\nSummary: 3 nights\nAdd a day"  # type: ignore[union-attr]
+
+
+def test_keyword_lines_after_final_are_items_of_the_step() -> None:
+    text = (
+        'FINAL Noted.\nADD name preference "User is Ana" "Ana"\nSUMMARY Name noted\n'
+        "REMOVE draft\nACCESS r2.budget"
+    )
+    out = parse_lines(text).value
+    assert out is not None and out.action is not None
+    assert (out.action.answer, out.action.summary) == ("Noted.", "Name noted")  # type: ignore[union-attr]
+    assert [(op.op, op.key) for op in out.delta] == [("add", "name"), ("remove", "draft")]
+    assert out.access == ["r2.budget"]
+    # The same lines before FINAL say the same step.
+    before = parse_lines(
+        'ADD name preference "User is Ana" "Ana"\nSUMMARY Name noted\nREMOVE draft\n'
+        "ACCESS r2.budget\nFINAL Noted."
+    ).value
+    assert before == out
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("FINAL see below\nTOOL x {}", "line 2 (TOOL): one action per step"),
+        ("FINAL a\nb\nFINAL c", "line 3 (FINAL): one action per step"),
+        ('ADD a decision "s" "c"\nFINAL x\nADD b mood "s" "c"', "line 3 (ADD): category"),
+        ("```\nFINAL x\n```\nThanks!", "line 4: expected a line starting with one of ADD, "
+         "UPDATE, REMOVE, ACCESS, TOOL, SUMMARY, FINAL after the step's closing fence, got "
+         "'Thanks!'"),
+    ],
+)  # fmt: skip
+def test_what_follows_final_is_never_lost(text: str, error: str) -> None:
+    parsed = parse_lines(text)
+    assert parsed.error is not None and parsed.error.startswith(error), parsed.error
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Steps:\nREMOVE the lid\nADD 2 cups of flour",  # capitals that do not read as items
+        'Script:\n```\nADD a decision "s" "c"\nTOOL x {}\n```',  # inside its code block
+        "Summary:\nSUMMARY",  # an empty SUMMARY is no line of the step
+    ],
+)
+def test_text_that_does_not_read_as_an_item_stays_in_the_answer(answer: str) -> None:
+    out = parse_lines("FINAL " + answer).value
+    assert out is not None and out.action.answer == answer and not out.delta  # type: ignore[union-attr]
+    wrapped = parse_lines("```\nFINAL " + answer + "\n```").value
+    assert wrapped is not None and wrapped.action.answer == answer  # type: ignore[union-attr]
 
 
 def test_an_answer_keeps_its_own_code_block() -> None:

@@ -32,6 +32,7 @@ _EXPORTS = {
             "StoreUnavailable",
             "UsageError",
             "ValidationFailed",
+            "WrongHandle",
         ),
         "flowstate.errors",
     ),
@@ -82,6 +83,7 @@ __all__ = [
     "Usage",
     "UsageError",
     "ValidationFailed",
+    "WrongHandle",
     "builtin_redactor",
 ]
 
@@ -111,6 +113,7 @@ if typing.TYPE_CHECKING:  # what the names are, for type checkers and editors
         StoreUnavailable,
         UsageError,
         ValidationFailed,
+        WrongHandle,
     )
     from flowstate.llm import LiteLLMClient, ModelClient, ScriptedModel
     from flowstate.models import Category, Outcome, RelationType, StateNode, StepOutput, Usage

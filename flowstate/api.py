@@ -12,6 +12,9 @@ Every verb is a plan of `flowstate.engine.front.FrontCore` run on the sync drive
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Self
 
@@ -23,9 +26,10 @@ from flowstate.engine.browse import Browse
 from flowstate.engine.driver import RunResult
 from flowstate.engine.front import FrontCore
 from flowstate.engine.index import RenderedIndex
+from flowstate.engine.lifetimes import Ending, Lifetimes
 from flowstate.engine.session import Session
 from flowstate.engine.tools import Tool
-from flowstate.errors import UsageError
+from flowstate.errors import FlowStateError, RequestHeld, UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.llm.scripted import ScriptedModel
 from flowstate.models.records import Request
@@ -34,11 +38,14 @@ from flowstate.safety.redaction import Redactor
 from flowstate.safety.retention import RetentionPolicy, apply_retention
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
+from flowstate.store.drafts import forgotten_ids
 from flowstate.store.forgetting import NamespaceContents
 from flowstate.store.holds import OpenRequest
 from flowstate.store.namespace_node import NamespaceSummary
 from flowstate.store.reading import GraphCounts
 from flowstate.store.search import SearchHit
+
+log = logging.getLogger("flowstate")
 
 
 class FlowState:
@@ -50,6 +57,8 @@ class FlowState:
         self.repository = Repository(store, namespace, read_only=read_only)
         self._owns_store = False
         self._front = FrontCore(self.repository)
+        self._lifetimes: Lifetimes[Session] = Lifetimes()
+        self._browses: weakref.WeakSet[Browse] = weakref.WeakSet()
 
     @classmethod
     def connect(
@@ -117,11 +126,40 @@ class FlowState:
         redact: Redactor[Any] | None = None,
     ) -> Session:
         """A request driven by another agent loop (the host's model emits the steps): see
-        `flowstate.engine.session`. Same rules, drafts and commit as `fs.agent(...).run`."""
+        `flowstate.engine.session`. Same rules, drafts and commit as `fs.agent(...).run`.
+
+        The session holds the request until it is committed, discarded, left or expired;
+        `session.handle` is what its client presents to come back to it by id
+        (`fs.session(request_id, handle)`), from this front door or, after a restart, another.
+        """
         index = self.repository.run(self._front.session_index(config))
-        return Session.start(
+        session = Session.start(
             self.repository, text, config=config, approve=approve, redact=redact, index=index
         )
+        return self._lifetimes.keep(session)
+
+    def session(
+        self,
+        request_id: str,
+        handle: str,
+        *,
+        config: AgentConfig | None = None,
+        approve: Approver | None = None,
+        redact: Redactor[Any] | None = None,
+    ) -> Session:
+        """The open request `request_id` of the client holding `handle`: the session this
+        front door keeps, else picked up from its draft (its writer stopped: RequestHeld while
+        another live writer holds it). WrongHandle, with nothing done, when `handle` is not
+        the request's. A request committed by a writer that stopped before it could say so
+        comes back closed, its result kept, to its own client only."""
+        kept = self._lifetimes.find(request_id, handle)
+        if kept is not None:
+            return kept
+        session = Session.resume(
+            self.repository, request_id, handle=handle, config=config, approve=approve,
+            redact=redact,
+        )  # fmt: skip
+        return session if session.closed else self._lifetimes.keep(session)
 
     def resume(
         self,
@@ -131,12 +169,18 @@ class FlowState:
         approve: Approver | None = None,
         redact: Redactor[Any] | None = None,
     ) -> Session:
-        """Pick an open request up as a session, from its saved draft (its writer stopped):
-        RequestHeld while another live writer holds it. A request committed by a writer that
-        stopped before it could say so comes back closed, its commit's result kept."""
-        return Session.resume(
+        """An operator's take-over of an open request whose client is gone: picked up from its
+        saved draft once its hold has lapsed (RequestHeld while a live writer holds it), with
+        a new handle; `session.taken_over_from` names the writer that held it. A request
+        committed by a writer that stopped before it could say so comes back closed, its
+        commit's result kept."""
+        self._lifetimes.refuse_operator(request_id, "resume")
+        session = Session.resume(
             self.repository, request_id, config=config, approve=approve, redact=redact
         )
+        if session.taken_over_from is not None:
+            log.warning("took over request %s from %s", request_id, session.taken_over_from)
+        return session if session.closed else self._lifetimes.keep(session)
 
     def remember(
         self,
@@ -168,8 +212,15 @@ class FlowState:
 
     def forget(self, record_id: str) -> GraphCounts:
         """Forget a request (with everything it produced) or one state, drafts included;
-        what was deleted. The same scrub as `flowstate forget ID`."""
-        return self.repository.forget(record_id)
+        what was deleted. The same scrub as `flowstate forget ID`. What this front door
+        handed out (open sessions, browses) no longer shows it."""
+        counts = self.repository.forget(record_id)
+        gone = forgotten_ids(record_id)
+        for session in self._lifetimes.sessions():
+            session.forgotten(gone)
+        for browse in list(self._browses):
+            browse.forgotten(gone)
+        return counts
 
     def forget_all(
         self, confirm: Callable[[NamespaceContents], object] | None = None
@@ -211,7 +262,9 @@ class FlowState:
         """Progressive access outside any request, for a reader: opens what the index, a
         search (`browse.shown`) or an earlier opening showed, by the rule requests follow.
         No I/O until it opens something."""
-        return Browse(self._front.host)
+        browse = Browse(self._front.host)
+        self._browses.add(browse)  # forget drops what it opened
+        return browse
 
     def pending(self) -> list[OpenRequest]:
         """Every open request of the namespace: running now (`held`: a live writer holds it)
@@ -223,10 +276,45 @@ class FlowState:
         open), or the only one no live writer holds; UsageError when none is, or several."""
         return self.repository.run(self._front.chosen(request_id))
 
-    def discard(self, request_id: str | None = None) -> str:
-        """Drop an interrupted request (chosen as by `chosen`): nothing of it is committed.
-        RequestHeld while a live writer runs it. Its id."""
+    def discard(self, request_id: str | None = None, handle: str | None = None) -> str:
+        """Drop an open request: nothing of it is committed. Its id.
+
+        With `handle`, its client's discard (WrongHandle when the handle is not its). Without,
+        an operator's discard of an interrupted request (chosen as by `chosen`), RequestHeld
+        while a live writer runs it."""
+        if handle is not None:
+            if request_id is None:
+                raise UsageError("discard with a handle names its request")
+            session = self.session(request_id, handle)
+            gone = session.discard()
+            self._lifetimes.end(request_id, session.active.handle_hash, Ending.DISCARDED)
+            return gone
+        self._lifetimes.refuse_operator(request_id, "discard")
         return self.repository.run(self._front.discard(request_id))
+
+    def expire(self, idle_s: float) -> list[str]:
+        """Discard the requests nobody used for `idle_s` seconds: the sessions this front door
+        keeps, and open requests whose hold lapsed (their writer stopped) and whose draft was
+        last saved that long ago by the database's clock. Their ids; their clients are told
+        so on their next call. A server sweeps with it."""
+        gone = []
+        for session in self._lifetimes.idle(idle_s):
+            if session.held:
+                with contextlib.suppress(FlowStateError):  # gone already: nothing to drop
+                    session.discard()
+                gone.append(session.request_id)
+                self._lifetimes.end(gone[-1], session.active.handle_hash, Ending.EXPIRED, idle_s)
+        if self.repository.read_only:
+            return gone
+        for left in self._lifetimes.lapsed(self.pending(), idle_s):
+            with contextlib.suppress(RequestHeld):  # picked up meanwhile
+                gone.append(self.repository.run(self._front.discard(left.request_id)))
+                self._lifetimes.end(gone[-1], left.handle_hash, Ending.EXPIRED, idle_s)
+        return gone
+
+    def sessions(self) -> list[Session]:
+        """The sessions this front door holds open now."""
+        return self._lifetimes.sessions()
 
     def index(self, budget_tokens: int | None = None, model: str | None = None) -> RenderedIndex:
         """The Historical State Index exactly as an agent's prompt would show it."""
@@ -251,7 +339,10 @@ class FlowState:
         return self.repository.run(self._front.namespaces())
 
     def close(self) -> None:
-        """Close the connection `connect` opened; a store passed in stays open."""
+        """Let the holds of the sessions still open here go (their drafts stay, to resume),
+        and close the connection `connect` opened; a store passed in stays open."""
+        for session in self._lifetimes.release_all():
+            session.__exit__(None, None, None)
         if self._owns_store:
             self.store.close()
 

@@ -13,7 +13,10 @@ forgetting, retention, export and import), so nothing blocks the event loop on N
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import logging
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Self
 
@@ -25,8 +28,10 @@ from flowstate.engine.browse import AsyncBrowse
 from flowstate.engine.driver import RunResult
 from flowstate.engine.front import FrontCore
 from flowstate.engine.index import RenderedIndex
+from flowstate.engine.lifetimes import Ending, Lifetimes
 from flowstate.engine.step import AgentConfig
 from flowstate.engine.tools import Tool
+from flowstate.errors import FlowStateError, RequestHeld, UsageError
 from flowstate.llm.client import ModelClient
 from flowstate.llm.scripted import ScriptedModel
 from flowstate.models.records import Request
@@ -35,10 +40,13 @@ from flowstate.safety.redaction import Redactor
 from flowstate.safety.retention import RetentionPolicy, apply_retention
 from flowstate.settings import Neo4jSettings
 from flowstate.store import AsyncRepository, AsyncStore, GraphCounts
+from flowstate.store.drafts import forgotten_ids
 from flowstate.store.forgetting import NamespaceContents
 from flowstate.store.holds import OpenRequest
 from flowstate.store.namespace_node import NamespaceSummary
 from flowstate.store.search import SearchHit
+
+log = logging.getLogger("flowstate")
 
 
 class AsyncFlowState:
@@ -50,6 +58,8 @@ class AsyncFlowState:
         self.repository = AsyncRepository(store, namespace, read_only=read_only)
         self._owns_store = False
         self._front = FrontCore(self.repository)
+        self._lifetimes: Lifetimes[AsyncSession] = Lifetimes()
+        self._browses: weakref.WeakSet[AsyncBrowse] = weakref.WeakSet()
 
     @classmethod
     async def connect(
@@ -107,11 +117,33 @@ class AsyncFlowState:
         approve: Approver | None = None,
         redact: Redactor[Any] | None = None,
     ) -> AsyncSession:
-        """A request driven by another agent loop, as `FlowState.begin`: an `AsyncSession`."""
+        """A request driven by another agent loop, as `FlowState.begin`: an `AsyncSession`,
+        kept open here; its client comes back to it with `session.handle`."""
         index = await self.repository.run(self._front.session_index(config))
-        return await AsyncSession.start(
+        session = await AsyncSession.start(
             self.repository, text, config=config, approve=approve, redact=redact, index=index
         )
+        return self._lifetimes.keep(session)
+
+    async def session(
+        self,
+        request_id: str,
+        handle: str,
+        *,
+        config: AgentConfig | None = None,
+        approve: Approver | None = None,
+        redact: Redactor[Any] | None = None,
+    ) -> AsyncSession:
+        """The open request `request_id` of the client holding `handle`, as
+        `FlowState.session`."""
+        kept = self._lifetimes.find(request_id, handle)
+        if kept is not None:
+            return kept
+        session = await AsyncSession.resume(
+            self.repository, request_id, handle=handle, config=config, approve=approve,
+            redact=redact,
+        )  # fmt: skip
+        return session if session.closed else self._lifetimes.keep(session)
 
     async def resume(
         self,
@@ -121,10 +153,15 @@ class AsyncFlowState:
         approve: Approver | None = None,
         redact: Redactor[Any] | None = None,
     ) -> AsyncSession:
-        """Pick an open request up as a session, as `FlowState.resume`."""
-        return await AsyncSession.resume(
+        """An operator's take-over of an open request whose client is gone, as
+        `FlowState.resume`."""
+        self._lifetimes.refuse_operator(request_id, "resume")
+        session = await AsyncSession.resume(
             self.repository, request_id, config=config, approve=approve, redact=redact
         )
+        if session.taken_over_from is not None:
+            log.warning("took over request %s from %s", request_id, session.taken_over_from)
+        return session if session.closed else self._lifetimes.keep(session)
 
     async def remember(
         self,
@@ -149,7 +186,9 @@ class AsyncFlowState:
     async def browse(self) -> AsyncBrowse:
         """Progressive access outside any request, as `FlowState.browse` (its `open` is
         awaited). No I/O until it opens something."""
-        return AsyncBrowse(self._front.host)
+        browse = AsyncBrowse(self._front.host)
+        self._browses.add(browse)  # forget drops what it opened
+        return browse
 
     async def pending(self) -> list[OpenRequest]:
         """Every open request of the namespace (running or interrupted), newest first."""
@@ -159,9 +198,39 @@ class AsyncFlowState:
         """The open request `resume` and `discard` act on, as `FlowState.chosen`."""
         return await self.repository.run(self._front.chosen(request_id))
 
-    async def discard(self, request_id: str | None = None) -> str:
-        """Drop an interrupted request, as `FlowState.discard`. Its id."""
+    async def discard(self, request_id: str | None = None, handle: str | None = None) -> str:
+        """Drop an open request, as `FlowState.discard`: its client's (with `handle`) or an
+        operator's. Its id."""
+        if handle is not None:
+            if request_id is None:
+                raise UsageError("discard with a handle names its request")
+            session = await self.session(request_id, handle)
+            gone = await session.discard()
+            self._lifetimes.end(request_id, session.active.handle_hash, Ending.DISCARDED)
+            return gone
+        self._lifetimes.refuse_operator(request_id, "discard")
         return await self.repository.run(self._front.discard(request_id))
+
+    async def expire(self, idle_s: float) -> list[str]:
+        """Discard the requests nobody used for `idle_s` seconds, as `FlowState.expire`."""
+        gone = []
+        for session in self._lifetimes.idle(idle_s):
+            if session.held:
+                with contextlib.suppress(FlowStateError):  # gone already: nothing to drop
+                    await session.discard()
+                gone.append(session.request_id)
+                self._lifetimes.end(gone[-1], session.active.handle_hash, Ending.EXPIRED, idle_s)
+        if self.repository.read_only:
+            return gone
+        for left in self._lifetimes.lapsed(await self.pending(), idle_s):
+            with contextlib.suppress(RequestHeld):  # picked up meanwhile
+                gone.append(await self.repository.run(self._front.discard(left.request_id)))
+                self._lifetimes.end(gone[-1], left.handle_hash, Ending.EXPIRED, idle_s)
+        return gone
+
+    async def sessions(self) -> list[AsyncSession]:
+        """The sessions this front door holds open now."""
+        return self._lifetimes.sessions()
 
     async def index(
         self, budget_tokens: int | None = None, model: str | None = None
@@ -188,8 +257,15 @@ class AsyncFlowState:
     # --- forgetting, retention, export and import (as FlowState's, awaited) ----------------
 
     async def forget(self, record_id: str) -> GraphCounts:
-        """`FlowState.forget`: a request (with everything it produced) or one state."""
-        return await self.repository.forget(record_id)
+        """`FlowState.forget`: a request (with everything it produced) or one state; what
+        this front door handed out no longer shows it."""
+        counts = await self.repository.forget(record_id)
+        gone = forgotten_ids(record_id)
+        for session in self._lifetimes.sessions():
+            session.forgotten(gone)
+        for browse in list(self._browses):
+            browse.forgotten(gone)
+        return counts
 
     async def forget_all(
         self, confirm: Callable[[NamespaceContents], object] | None = None
@@ -218,7 +294,10 @@ class AsyncFlowState:
         return await self.repository.import_jsonl(lines)
 
     async def close(self) -> None:
-        """Close the connection `connect` opened; a store passed in stays open."""
+        """Let the holds of the sessions still open here go (their drafts stay), and close
+        the connection `connect` opened; a store passed in stays open."""
+        for session in self._lifetimes.release_all():
+            await session.__aexit__(None, None, None)
         if self._owns_store:
             await self.store.close()
 

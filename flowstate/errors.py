@@ -26,6 +26,11 @@ class ValidationFailed(UsageError):
     """Data failed FlowState's own checks before touching the database."""
 
 
+class WrongHandle(UsageError):
+    """A call on an open request did not present the handle its `begin` gave (none, or
+    another's): only the client that began a request acts on it. Nothing was done."""
+
+
 class ReadOnlyError(UsageError):
     """A write was attempted through a namespace opened read-only."""
 

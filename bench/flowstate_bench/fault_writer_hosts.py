@@ -74,8 +74,11 @@ class _McpHost:
     def __init__(self, client: Any) -> None:
         self.client = client
         self.rid = ""
+        self.handle = ""  # what memory_begin gave with the request id
 
     async def _call(self, name: str, /, **arguments: Any) -> tuple[str | None, dict[str, Any]]:
+        if "request_id" in arguments:
+            arguments["handle"] = self.handle
         wire = (await self.client.call_tool(name, arguments)).model_dump(
             mode="json", by_alias=True, exclude_none=True
         )
@@ -88,7 +91,7 @@ class _McpHost:
         error, out = await self._call("memory_begin", text=text)
         if error is not None:
             raise UsageError(error)
-        self.rid = out["request_id"]
+        self.rid, self.handle = out["request_id"], out["handle"]
         return self.rid, out["index"]
 
     async def index(self) -> str:
@@ -203,7 +206,7 @@ def mcp_writer(job: WriterJob, store: Store, repo: Repository, emit: Emit) -> No
     from flowstate.mcp.server import build_server
     from flowstate.mcp.settings import McpSettings
 
-    memory = Memory(lambda say: FlowState(store, job.namespace), 1800.0, lambda _: None)
+    memory = Memory(lambda say: FlowState(store, job.namespace), lambda _: None)
     memory.start()
     memory.get(30)
     server, _ = build_server(memory, McpSettings(namespace=job.namespace))

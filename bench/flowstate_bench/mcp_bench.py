@@ -81,11 +81,12 @@ async def _flowstate(flowstate: str, uri: str, rounds: int) -> dict[str, Any]:
 
         async def three_calls(s: Any, i: int) -> None:
             begun = _ok(await s.call_tool("memory_begin", {"text": f"fact {i}"}), "memory_begin")
-            rid = begun["request_id"]
+            held = {"request_id": begun["request_id"], "handle": begun["handle"]}
             op = {"op": "add", "key": "seat", "category": "preference", "summary": f"seat {i}"}
-            delta = {"request_id": rid, "delta": [{**op, "content": f"seat {i}"}]}
+            delta = {**held, "delta": [{**op, "content": f"seat {i}"}]}
             _ok(await s.call_tool("memory_record", delta), "memory_record")
-            _ok(await s.call_tool("memory_commit", {"request_id": rid, "answer": "ok"}), "commit")
+            _ok(await s.call_tool("memory_commit", {**held, "answer": "ok"}), "commit")
+            rid = held["request_id"]
             _ok(await s.call_tool("memory_reveal", {"ids": [f"{rid}.seat"]}), "memory_reveal")
 
         figures = {

@@ -112,7 +112,7 @@ def mcp(
 
         return open_memory(namespace, read_only=settings.read_only, say=say)
 
-    serve(Memory(open_fs, settings.draft_ttl_s, logs.say), settings, transport, host, port)
+    serve(Memory(open_fs, logs.say), settings, transport, host, port)
 
 
 def host_config(namespace: str, flags: list[str]) -> str:

@@ -17,6 +17,7 @@ from flowstate.cli.connect import namespace_option, open_memory, redactor
 from flowstate.errors import RequestInterrupted, UsageError
 
 if TYPE_CHECKING:
+    from flowstate.api import FlowState
     from flowstate.engine.agent import Agent, RunResult
     from flowstate.engine.step import Approval
 
@@ -211,9 +212,11 @@ def resume(
     tools = load_tools(tools_spec)
     check_model(model)
     with open_memory(namespace) as fs:
+        chosen = fs.chosen(request_id)
+        _say_take_over(fs, chosen)
         agent = _agent(fs, model, tools, max_steps)
         try:
-            result = agent.resume(request_id)
+            result = agent.resume(chosen)
         except RequestInterrupted as e:
             raise _failed(namespace, model, e) from e
     _report(result, as_json)
@@ -235,10 +238,23 @@ def discard(request_id: str | None, namespace: str, yes: bool, as_json: bool) ->
     """
     with open_memory(namespace) as fs:
         chosen = fs.chosen(request_id)
+        _say_take_over(fs, chosen)
         if not yes:
             confirm(f"Discard interrupted request {chosen} of {namespace!r}? This cannot be undone")
         dropped = fs.discard(chosen)
     emit({"discarded": dropped}, as_json, f"Discarded request {dropped} of {namespace!r}.")
+
+
+def _say_take_over(fs: FlowState, request_id: str) -> None:
+    """An operator's resume or discard takes the request from the writer that ran it: said on
+    stderr before it does (a live writer's request is refused, never taken)."""
+    found = [r for r in fs.pending() if r.request_id == request_id]
+    if found and found[0].holder:
+        lapsed = "its hold has lapsed" if not found[0].held else "it holds it"
+        click.echo(
+            f"Taking request {request_id} over from writer {found[0].holder} ({lapsed}).",
+            err=True,
+        )
 
 
 COMMANDS = [run, pending, resume, discard]

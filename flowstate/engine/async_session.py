@@ -28,6 +28,7 @@ from flowstate.engine.session_core import (
     Recorded,
     SessionCore,
     Steps,
+    claim,
     host_agent,
     pickup_plan,
 )
@@ -77,7 +78,10 @@ class AsyncSession(SessionCore[AsyncRepository]):
     ) -> AsyncSession:
         """`Session.start` on the async driver."""
         agent = host_agent(repo, config, approve, redact, index)
-        session = cls(agent, await repo.run(agent.begin_plan(text)))
+        active = await repo.run(agent.begin_plan(text))
+        handle = claim(active)  # before the first draft save, which keeps its hash
+        session = cls(agent, active)
+        session.handle = handle
         await session._take_hold()
         try:
             await session._run(session._open(Start.NEW))
@@ -92,18 +96,20 @@ class AsyncSession(SessionCore[AsyncRepository]):
         repo: AsyncRepository,
         request_id: str,
         *,
+        handle: str | None = None,
         config: AgentConfig | None = None,
         approve: Callable[[Approval], Any] | None = None,
         redact: Redactor[Any] | None = None,
     ) -> AsyncSession:
         """`Session.resume` on the async driver."""
         agent = host_agent(repo, config, approve, redact)
-        active, result = await repo.run(pickup_plan(agent, request_id))
+        active, result, holder = await repo.run(pickup_plan(agent, request_id, handle))
         session = cls(agent, active)
+        session._adopt(handle, holder, result)
         await session._take_hold()
         try:
             if result is None:
-                await session._run(session._open(Start.DRAFT))
+                await session._run(session._pick_up())
         except BaseException:
             await session._release()
             raise
@@ -175,6 +181,9 @@ class AsyncSession(SessionCore[AsyncRepository]):
         self._hold = await hold.__aenter__()
         # Dropped without commit, discard or leaving its block: its hold is let go on its loop.
         self._abandon = weakref.finalize(self, _let_go, hold, asyncio.get_running_loop())
+
+    def _holding(self) -> bool:
+        return self._hold is not None
 
     async def _release(self) -> None:
         if self._abandon is not None:

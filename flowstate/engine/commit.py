@@ -53,6 +53,7 @@ def bundle_of(
         started_at=active.started_at,
         finished_at=now,
         usage=active.usage,
+        handle_hash=active.handle_hash,
     )
     return RequestBundle(
         request=request,

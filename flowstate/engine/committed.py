@@ -4,6 +4,7 @@ stopped before replying): what its commit returned, rebuilt from the graph."""
 from __future__ import annotations
 
 from flowstate.engine.driver import RunResult
+from flowstate.engine.handles import matches, refusal
 from flowstate.errors import NotFoundError
 from flowstate.models import ids
 from flowstate.models.active import ActiveState
@@ -18,13 +19,18 @@ def placeholder(namespace: str, request_id: str) -> ActiveState:
     return ActiveState(namespace=namespace, request_id=request_id, seq=seq, text="-")
 
 
-def committed_result(ops: Ops, request_id: str) -> Plan[RunResult | None]:
+def committed_result(
+    ops: Ops, request_id: str, handle: str | None = None
+) -> Plan[RunResult | None]:
     """The result of `request_id` as its commit returned it (its revealed states and
-    rejection count are not kept, so they are empty); None when it is not committed."""
+    rejection count are not kept, so they are empty); None when it is not committed. With
+    `handle`, only to the client that ran it (WrongHandle otherwise)."""
     try:
         request = yield from ops.get(Request, "request", request_id)
     except NotFoundError:
         return None
+    if handle is not None and not matches(handle, request.handle_hash):
+        raise refusal(request_id)
     states = yield from ops.request_states(request_id)
     return RunResult(
         request_id=request.id,

@@ -34,6 +34,7 @@ from flowstate.engine.session_core import (
     Recorded,
     SessionCore,
     Steps,
+    claim,
     host_agent,
     pickup_plan,
 )
@@ -82,7 +83,10 @@ class Session(SessionCore[Repository]):
         the namespace at the same time. `index` is the namespace's index as loaded at a stamp
         (brought up to date here), else it is loaded."""
         agent = host_agent(repo, config, approve, redact, index)
-        session = cls(agent, repo.run(agent.begin_plan(text)))
+        active = repo.run(agent.begin_plan(text))
+        handle = claim(active)  # before the first draft save, which keeps its hash
+        session = cls(agent, active)
+        session.handle = handle
         try:
             session._run(session._open(Start.NEW))
         except BaseException:
@@ -96,21 +100,26 @@ class Session(SessionCore[Repository]):
         repo: Repository,
         request_id: str,
         *,
+        handle: str | None = None,
         config: AgentConfig | None = None,
         approve: Callable[[Approval], Any] | None = None,
         redact: Redactor[Any] | None = None,
     ) -> Session:
         """Pick the open request `request_id` up from its saved draft (after the process that
         drove it stopped, e.g. a restarted MCP server), holding it: RequestHeld while another
-        live writer holds it. A step the process was in the middle of is finished as an
-        agent's `resume()` finishes it. A request committed by a process that stopped before
-        it could say so comes back closed: the host's retried commit gets its result."""
+        live writer holds it. With `handle`, only the request that handle holds (WrongHandle
+        otherwise); without, an operator's take-over: the session gets a new handle and
+        `taken_over_from` names the writer that held it. A step the process was in the middle
+        of is finished as an agent's `resume()` finishes it. A request committed by a process
+        that stopped before it could say so comes back closed: the host's retried commit gets
+        its result."""
         agent = host_agent(repo, config, approve, redact)
-        active, result = repo.run(pickup_plan(agent, request_id))
+        active, result, holder = repo.run(pickup_plan(agent, request_id, handle))
         session = cls(agent, active)
+        session._adopt(handle, holder, result)
         try:
             if result is None:
-                session._run(session._open(Start.DRAFT))
+                session._run(session._pick_up())
         except BaseException:
             session._release()
             raise
@@ -182,6 +191,9 @@ class Session(SessionCore[Repository]):
             assert self._agent.approve is not None  # a host agent always has one
             return approver_outcome(self._agent.approve, need.approval)
         return self._agent.repo.run(need)
+
+    def _holding(self) -> bool:
+        return self._hold is not None
 
     def _release(self) -> None:
         self._abandon.detach()

@@ -30,6 +30,7 @@ from flowstate.engine.driver import (
     Start,
     StepDriver,
 )
+from flowstate.engine.handles import matches, mint, refusal
 from flowstate.engine.index import HistoricalIndex
 from flowstate.engine.opening import Opened, drop_forgotten, show
 from flowstate.engine.report import RejectionKind, StepReport
@@ -94,18 +95,30 @@ def host_agent(
 
 
 def pickup_plan(
-    agent: AgentCore[Any], request_id: str
-) -> Plan[tuple[ActiveState, RunResult | None]]:
+    agent: AgentCore[Any], request_id: str, handle: str | None
+) -> Plan[tuple[ActiveState, RunResult | None, str | None]]:
     """The open request `request_id` taken over from its draft, or (committed by a process
-    that stopped before it could say so) a stand-in for it with its commit's result. The
-    index is loaded first: the picked-up step is checked against it."""
+    that stopped before it could say so) a stand-in for it with its commit's result; third,
+    the writer that held it. With `handle`, only the request that handle holds (WrongHandle
+    otherwise, and nothing is taken); without, an operator's take-over. The index is loaded
+    first: the picked-up step is checked against it."""
     yield from agent.refresh_plan()
-    if (yield from agent.ops.open_request(request_id)) is None:
-        result = yield from committed_result(agent.ops, request_id)
+    found = yield from agent.ops.open_request(request_id)
+    if found is None:
+        result = yield from committed_result(agent.ops, request_id, handle)
         if result is not None:
-            return placeholder(agent.ops.namespace, request_id), result
+            return placeholder(agent.ops.namespace, request_id), result, None
+    elif handle is not None and not matches(handle, found.handle_hash):
+        raise refusal(request_id)
     payload = yield from agent.take_plan(request_id)  # RequestHeld when it is not open
-    return ActiveState.model_validate_json(payload), None
+    holder = found.holder if found is not None else None
+    return ActiveState.model_validate_json(payload), None, holder
+
+
+def claim(active: ActiveState) -> str:
+    """A new handle for the client of `active` (only its hash is kept, in the draft)."""
+    handle, active.handle_hash = mint()
+    return handle
 
 
 class SessionCore(Generic[R]):
@@ -124,10 +137,24 @@ class SessionCore(Generic[R]):
         # A stopped process's commit, finished when its draft was picked up: the host's retry
         # of that commit gets its result instead of an error.
         self._finished_on_pickup = False
+        # What its client presents on every call (`flowstate.engine.handles`); None for a
+        # committed request picked up by an operator.
+        self.handle: str | None = None
+        # The writer whose request this session took over without its handle (an operator's
+        # `resume`), or None.
+        self.taken_over_from: str | None = None
 
     @property
     def request_id(self) -> str:
         return self.active.request_id
+
+    @property
+    def held(self) -> bool:
+        """Open and held by this session: not committed, discarded or let go."""
+        return not self.closed and self._holding()
+
+    def _holding(self) -> bool:
+        raise NotImplementedError
 
     @property
     def closed(self) -> bool:
@@ -145,6 +172,15 @@ class SessionCore(Generic[R]):
         drop_forgotten(self.active, gone)
 
     # -- each host call, as steps ---------------------------------------------------------------
+
+    def _adopt(self, handle: str | None, holder: str | None, result: RunResult | None) -> None:
+        """A picked-up request's handle: the client's own, or (an operator's take-over of an
+        open request) a new one, the old one no longer opening it."""
+        if handle is not None:
+            self.handle = handle
+        elif result is None:
+            self.handle = claim(self.active)  # saved with the draft at the pick-up's first save
+            self.taken_over_from = holder or "an unknown writer"
 
     def _picked_up(self, result: RunResult | None) -> None:
         """Mark a session picked up from a draft (or a commit) that was already finished."""
@@ -172,7 +208,11 @@ class SessionCore(Generic[R]):
     def _shown(self, state_ids: Sequence[str]) -> Steps[None]:
         self._closed()
         show(self.active, state_ids)
-        if self._driver is not None:  # saved at once: a pick-up after a crash keeps them
+        yield from self._save()  # at once: a pick-up after a crash keeps them
+
+    def _save(self) -> Steps[None]:
+        """Save the draft now, unless it is saved as it is."""
+        if self._driver is not None:
             save = self._driver.draft()
             if save.payload != self._saved:
                 yield from self._perform(save)
@@ -214,6 +254,14 @@ class SessionCore(Generic[R]):
         self._discarded = True
         self._driver = self._waiting = None
         return gone
+
+    def _pick_up(self) -> Steps[StepReport]:
+        """The driver of a request picked up from its draft; a take-over's new handle is
+        saved with the draft at once, so the old one no longer opens it."""
+        report = yield from self._open(Start.DRAFT)
+        if self.taken_over_from is not None:
+            yield from self._save()
+        return report
 
     def _open(self, start: Start) -> Steps[StepReport]:
         """A driver over the Active State, run up to its first request for a step."""

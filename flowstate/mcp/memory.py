@@ -13,7 +13,6 @@ from flowstate.errors import FlowStateError, StoreUnavailable
 
 if TYPE_CHECKING:
     from flowstate.api import FlowState
-    from flowstate.mcp.requests import OpenRequests
 
 Say = Callable[[str], None]
 Opener = Callable[[Say], "FlowState"]
@@ -29,16 +28,15 @@ class NotReady(StoreUnavailable):
 
 
 class Memory:
-    """One namespace's `FlowState` and its open request, made by `open_fs` in a thread."""
+    """One namespace's `FlowState` (which keeps the requests its hosts have open), made by
+    `open_fs` in a thread."""
 
-    def __init__(self, open_fs: Opener, ttl_s: float, say: Say) -> None:
+    def __init__(self, open_fs: Opener, say: Say) -> None:
         self._open_fs = open_fs
-        self._ttl_s = ttl_s
         self._say = say
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._fs: FlowState | None = None
-        self._requests: OpenRequests | None = None
         self._error: FlowStateError | None = None
         self._phase = "connecting to Neo4j"
         self._since = time.monotonic()
@@ -56,7 +54,7 @@ class Memory:
             self._thread.daemon = True
             self._thread.start()
 
-    def get(self, wait_s: float = WAIT_S) -> tuple[FlowState, OpenRequests]:
+    def get(self, wait_s: float = WAIT_S) -> FlowState:
         """The connected memory; `NotReady` while it is being reached, the connection's error
         when it failed (and a new attempt is begun for the next call)."""
         if not self._ready.wait(wait_s):
@@ -69,16 +67,16 @@ class Memory:
             error = self._error
             self.start()  # the database may be back by the next call
             raise type(error)(f"{error} (trying again now: send the call again shortly)")
-        assert self._fs is not None and self._requests is not None
-        return self._fs, self._requests
+        assert self._fs is not None
+        return self._fs
 
     def ready(self) -> FlowState | None:
         """The memory if it is connected (no waiting)."""
         return self._fs if self._ready.is_set() and self._error is None else None
 
     def close(self) -> None:
-        if self._requests is not None:
-            self._requests.shutdown()
+        """Let the open requests' holds go (their drafts stay for the next server) and
+        disconnect."""
         if self._fs is not None:
             self._fs.close()
 
@@ -88,12 +86,10 @@ class Memory:
 
     def _connect(self) -> None:
         try:
-            from flowstate.mcp.requests import OpenRequests
-
             fs = self._open_fs(self._phase_said)
             self._phase = "reading the index"
             fs.shown_index()  # loads the index and the tokenizer before the first call
-            self._fs, self._requests = fs, OpenRequests(fs, self._ttl_s)
+            self._fs = fs
             self._say(f"connected: namespace {fs.namespace!r} ready")
         except FlowStateError as e:
             self._error = e

@@ -26,6 +26,14 @@ class Args(BaseModel):
 RequestId = Annotated[
     str, Field(max_length=ID_CHARS, description="the id memory_begin returned, e.g. r7")
 ]
+Handle = Annotated[
+    str,
+    Field(
+        max_length=ID_CHARS,
+        description="the handle memory_begin returned with the request_id: only the client "
+        "that began a request acts on it",
+    ),
+]
 PageNo = Annotated[int, Field(ge=1, le=100_000, description="page of a long result, from 1")]
 Ids = Annotated[
     list[Annotated[str, Field(max_length=ID_CHARS)]],
@@ -52,6 +60,7 @@ class IndexArgs(Args):
             "refreshed when others commit)",
         ),
     ] = None
+    handle: Handle | None = None
 
 
 class HistoryArgs(Args):
@@ -78,11 +87,13 @@ class SearchArgs(Args):
     ]
     limit: Annotated[int, Field(ge=1, le=50, description="most hits returned")] = 10
     request_id: RequestId | None = None
+    handle: Handle | None = None
 
 
 class RevealArgs(Args):
     ids: Ids
     request_id: RequestId | None = None
+    handle: Handle | None = None
     page: PageNo = 1
 
 
@@ -99,6 +110,7 @@ class BeginArgs(Args):
 
 class RecordArgs(Args):
     request_id: RequestId
+    handle: Handle
     delta: Annotated[
         list[DeltaOp],
         Field(min_length=1, max_length=100, description="add / update / remove operations"),
@@ -107,6 +119,7 @@ class RecordArgs(Args):
 
 class ObserveArgs(Args):
     request_id: RequestId
+    handle: Handle
     tool: Annotated[
         str, Field(min_length=1, max_length=128, description="the tool's name: letters, digits, _")
     ]
@@ -117,6 +130,7 @@ class ObserveArgs(Args):
 
 class GuardArgs(Args):
     request_id: RequestId
+    handle: Handle
     tool: Annotated[
         str,
         Field(
@@ -132,6 +146,7 @@ class GuardArgs(Args):
 
 class CommitArgs(Args):
     request_id: RequestId
+    handle: Handle
     answer: Annotated[
         str,
         Field(max_length=MAX_REQUEST_TEXT_CHARS, description="the final answer given to the user"),
@@ -143,6 +158,7 @@ class CommitArgs(Args):
 
 class DiscardArgs(Args):
     request_id: RequestId
+    handle: Handle
 
 
 class RememberArgs(Args):
@@ -266,6 +282,7 @@ class SearchOut(Out):
 
 class BeginOut(Paged):
     request_id: str
+    handle: str = Field(description="pass it with request_id on every call for this request")
     index: str = Field(description="the index this request begins with (this page of it)")
 
 

@@ -26,7 +26,8 @@ FlowState memory: typed states (preference, constraint, environment, decision, a
 past requests, and the rules that keep them right. A simple fact the user states:
 memory_remember. To find what is known: memory_search or memory_index, then memory_reveal
 (shown ids only, at most 8 per call). For work with tools, per user request: memory_begin(text)
-gives a request_id and the index; memory_observe keeps a tool result as citable evidence;
+gives a request_id, a handle and the index; pass both on every call for that request;
+memory_observe keeps a tool result as citable evidence;
 memory_record adds, updates or removes this request's states (past states are never edited:
 SUPERSEDE them); memory_guard before any action with consequences; memory_commit(answer,
 summary) at the end. An error result means nothing was applied: read the reason and send a
@@ -41,7 +42,7 @@ memory_history for the requests."""
 def build_server(memory: Memory, settings: McpSettings) -> tuple[Any, MemoryTools]:
     """The server (of the installed SDK line) and its tools, over `memory`."""
     specs = catalog.listed(read_only=settings.read_only, allow_forget=settings.allow_forget)
-    tools = MemoryTools(memory, settings.page_chars, specs)
+    tools = MemoryTools(memory, settings.page_chars, specs, settings.draft_ttl_s)
     listed = [
         sdk.tool(
             spec.name,
@@ -91,18 +92,16 @@ def build_server(memory: Memory, settings: McpSettings) -> tuple[Any, MemoryTool
 
 
 @contextlib.contextmanager
-def expiring(memory: Memory, every_s: float) -> Iterator[None]:
+def expiring(memory: Memory, tools: MemoryTools, every_s: float) -> Iterator[None]:
     """Discard abandoned requests in the background, so that their drafts do not pile up."""
     stop = threading.Event()
 
     def sweep() -> None:
         while not stop.wait(every_s):
-            fs = memory.ready()
-            if fs is None:
+            if memory.ready() is None:
                 continue
             with contextlib.suppress(Exception):  # the database may be away; try next time
-                _, requests = memory.get(0)
-                for request_id in requests.expire():
+                for request_id in tools.expire():
                     log.info("discarded request %s: idle for its --draft-ttl", request_id)
 
     thread = threading.Thread(target=sweep, name="flowstate-mcp-expiry", daemon=True)
@@ -126,9 +125,9 @@ def serve(
     token = settings.token.get_secret_value() if settings.token else None
     if transport == "streamable-http":
         check_binding(host, token)
-    server, _ = build_server(memory, settings)
+    server, tools = build_server(memory, settings)
     memory.start()
-    with expiring(memory, max(1.0, min(30.0, settings.draft_ttl_s / 4))):
+    with expiring(memory, tools, max(1.0, min(30.0, settings.draft_ttl_s / 4))):
         if transport == "stdio":
             sdk.run_stdio(server)
             return

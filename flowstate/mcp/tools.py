@@ -21,7 +21,6 @@ from flowstate.errors import CommitUncertain, FlowStateError, StoreError, UsageE
 from flowstate.mcp import schemas as s
 from flowstate.mcp.catalog import SPECS, ToolSpec
 from flowstate.mcp.paging import pack, page_of
-from flowstate.models import ids
 
 if TYPE_CHECKING:
     from flowstate.api import FlowState
@@ -29,11 +28,11 @@ if TYPE_CHECKING:
     from flowstate.engine.opening import Opened
     from flowstate.engine.session import Session
     from flowstate.mcp.memory import Memory
-    from flowstate.mcp.requests import OpenRequests
 
 T = TypeVar("T")
 MAX_ERROR_CHARS = 4_000
 MAX_PROBLEMS = 8  # argument problems listed; the rest are counted
+ID_SHOWN = 40  # characters of a request id quoted back
 log = logging.getLogger("flowstate.mcp")
 Result = tuple[s.Out, str]
 
@@ -45,9 +44,12 @@ class Refused(Exception):
 class MemoryTools:
     """The tools of one server: its namespace is bound at start, never taken from an argument."""
 
-    def __init__(self, memory: Memory, page_chars: int, listed: list[ToolSpec]) -> None:
+    def __init__(
+        self, memory: Memory, page_chars: int, listed: list[ToolSpec], draft_ttl_s: float
+    ) -> None:
         self.memory = memory
         self.page_chars = page_chars
+        self.draft_ttl_s = draft_ttl_s
         self.listed = {spec.name: spec for spec in listed}
         self.lock = threading.RLock()  # one call at a time: one namespace, one writer
         self._browsing: tuple[FlowState, Browse] | None = None  # reads outside a request
@@ -66,19 +68,26 @@ class MemoryTools:
                 raise Refused(bounded(str(e))) from e
         return text, out.model_dump(mode="json")
 
+    def expire(self) -> list[str]:
+        """Discard the requests idle for the server's --draft-ttl (between calls, never
+        during one); their hosts are told so on their next call."""
+        fs = self.memory.get(0)
+        with self.lock:
+            return fs.expire(self.draft_ttl_s)
+
     # -- reads --------------------------------------------------------------------------------
 
     def memory_index(self, args: s.IndexArgs) -> Result:
-        fs, requests = self.memory.get()
+        fs = self.memory.get()
         rid = args.request_id
-        text = self._open(requests, rid).index() if rid else fs.shown_index().text
+        text = self._session(rid, args.handle).index() if rid else fs.shown_index().text
         page = page_of(text, args.page, self.page_chars)
         return s.IndexOut(text=page.text, page=page.page, pages=page.pages, request_id=rid), (
             page.render()
         )
 
     def memory_history(self, args: s.HistoryArgs) -> Result:
-        fs, _ = self.memory.get()
+        fs = self.memory.get()
         lines = [
             s.HistoryLineOut(
                 id=r.id,
@@ -97,7 +106,7 @@ class MemoryTools:
         return out, _footer(text or "no requests yet", args.page, len(pages))
 
     def memory_why(self, args: s.WhyArgs) -> Result:
-        fs, _ = self.memory.get()
+        fs = self.memory.get()
         prov = fs.why(args.state_id, args.depth)
         page = page_of(prov.tree(), args.page, self.page_chars)
         out = s.WhyOut(state_id=args.state_id, text=page.text, page=page.page, pages=page.pages)
@@ -106,8 +115,8 @@ class MemoryTools:
     def memory_search(self, args: s.SearchArgs) -> Result:
         from flowstate.engine.relevance import words
 
-        fs, requests = self.memory.get()
-        session = self._open(requests, args.request_id) if args.request_id else None
+        fs = self.memory.get()
+        session = self._session(args.request_id, args.handle) if args.request_id else None
         hits = fs.search(args.query, args.limit)
         found = [h.id for h in hits]
         (session or self._browse(fs)).shown(found)
@@ -124,11 +133,11 @@ class MemoryTools:
         return out, "\n".join(lines) or f"no state matches {' '.join(out.words) or args.query!r}"
 
     def memory_reveal(self, args: s.RevealArgs) -> Result:
-        fs, requests = self.memory.get()
+        fs = self.memory.get()
         if args.request_id is None:
             opened = self._browse(fs).open(args.ids)
         else:
-            session = self._open(requests, args.request_id)
+            session = self._session(args.request_id, args.handle)
             if args.page == 1:
                 opened = self._step(session, lambda x: x.reveal(args.ids))
             else:  # the same ids again: already open, no new step
@@ -141,7 +150,7 @@ class MemoryTools:
     # -- writes -------------------------------------------------------------------------------
 
     def memory_remember(self, args: s.RememberArgs) -> Result:
-        fs, _ = self.memory.get()
+        fs = self.memory.get()
         key = args.key or key_from(args.summary)
         op = {
             "op": "add",
@@ -167,16 +176,23 @@ class MemoryTools:
         return out, f"remembered as {out.state_id} (request {out.request_id}, committed)"
 
     def memory_begin(self, args: s.BeginArgs) -> Result:
-        _, requests = self.memory.get()
-        session = requests.begin(args.text)
+        session = self.memory.get().begin(args.text)
+        assert session.handle is not None
         page = page_of(session.index(), 1, self.page_chars)
         out = s.BeginOut(
-            request_id=session.request_id, index=page.text, page=page.page, pages=page.pages
+            request_id=session.request_id,
+            handle=session.handle,
+            index=page.text,
+            page=page.page,
+            pages=page.pages,
         )
-        return out, f"request_id: {session.request_id}\n\nIndex:\n{page.render()}"
+        return out, (
+            f"request_id: {session.request_id}\nhandle: {session.handle}\n(pass both on every "
+            f"call for this request)\n\nIndex:\n{page.render()}"
+        )
 
     def memory_record(self, args: s.RecordArgs) -> Result:
-        session = self._session(args.request_id)
+        session = self._session(args.request_id, args.handle)
         ops = [op.model_dump(exclude_none=True) for op in args.delta]
         recorded = self._step(session, lambda x: x.record(ops))
         if not recorded.applied:  # each rejection says "delta rejected, nothing applied: ..."
@@ -191,7 +207,7 @@ class MemoryTools:
         return out, f"applied: {', '.join(recorded.states) or 'no state changed'}{told}"
 
     def memory_observe(self, args: s.ObserveArgs) -> Result:
-        session = self._session(args.request_id)
+        session = self._session(args.request_id, args.handle)
         oid = self._step(
             session,
             lambda x: x.observe(args.tool, args.arguments, args.output, is_error=args.is_error),
@@ -200,7 +216,7 @@ class MemoryTools:
         return out, f"kept as {oid}: cite it as evidence"
 
     def memory_guard(self, args: s.GuardArgs) -> Result:
-        session = self._session(args.request_id)
+        session = self._session(args.request_id, args.handle)
         verdict = self._step(session, lambda x: x.guard(args.tool, args.arguments, args.cites))
         if not verdict.approved:
             raise UsageError(f"denied (do not run {args.tool}): {verdict.reason}")
@@ -208,11 +224,10 @@ class MemoryTools:
         return out, f"approved ({verdict.decision_id}): run {args.tool} now"
 
     def memory_commit(self, args: s.CommitArgs) -> Result:
-        fs, requests = self.memory.get()
-        session = requests.get(args.request_id)
+        fs = self.memory.get()
+        session = self._session(args.request_id, args.handle)
         again = session.closed
         result = self._step(session, lambda x: x.commit(args.answer, args.summary))
-        requests.close(args.request_id)
         self._browse(fs).shown(result.states_added)  # shown to the model by this very reply
         out = s.CommitOut(
             request_id=result.request_id,
@@ -228,9 +243,9 @@ class MemoryTools:
         )
 
     def memory_discard(self, args: s.DiscardArgs) -> Result:
-        _, requests = self.memory.get()
+        fs = self.memory.get()
         try:
-            requests.discard(args.request_id)
+            fs.discard(args.request_id, args.handle)
         except StoreError as e:
             raise UsageError(f"{e} Nothing was discarded: send it again shortly.") from e
         return s.DiscardOut(request_id=args.request_id, discarded=True), (
@@ -238,29 +253,25 @@ class MemoryTools:
         )
 
     def memory_forget(self, args: s.ForgetArgs) -> Result:
-        from flowstate.store.drafts import of_ids, of_request
-
-        fs, requests = self.memory.get()
-        counts = fs.forget(args.id)
-        gone = of_request(args.id) if ids.is_request_id(args.id) else of_ids({args.id})
-        self._browse(fs).forgotten(gone)
-        for session in requests.sessions():
-            session.forgotten(gone)
+        fs = self.memory.get()
+        counts = fs.forget(args.id)  # what the server's sessions and browse hold goes too
         out = s.ForgetOut(id=args.id, nodes=counts.nodes, relationships=counts.relationships)
         return out, f"forgot {args.id}: {counts.nodes} nodes, {counts.relationships} relationships"
 
     # -- shared -------------------------------------------------------------------------------
 
-    def _session(self, request_id: str) -> Session:
-        _, requests = self.memory.get()
-        return self._open(requests, request_id)
-
-    def _open(self, requests: OpenRequests, request_id: str) -> Session:
+    def _session(self, request_id: str, handle: str | None) -> Session:
+        """The host's open request: the handle memory_begin gave it opens it, nothing else."""
         if "memory_begin" not in self.listed:
             raise UsageError(
                 "this server is read-only: no request is open here; call without request_id"
             )
-        return requests.get(request_id)
+        if not handle:
+            raise UsageError(
+                f"handle: required with request_id {request_id[:ID_SHOWN]}: pass the handle "
+                "memory_begin returned with it. Nothing was done"
+            )
+        return self.memory.get().session(request_id, handle)
 
     def _step(self, session: Session, call: Callable[[Session], T]) -> T:
         try:

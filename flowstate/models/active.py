@@ -54,6 +54,9 @@ class ActiveState(BaseModel):
     seq: int
     text: str
     started_at: datetime = Field(default_factory=utcnow)
+    # The hash of the handle its client holds (`flowstate.engine.handles`); None: a request an
+    # agent runs, which no handle opens.
+    handle_hash: str | None = None
     step: int = 0
     # Made in this request (only these can be updated or removed):
     states: dict[str, StateNode] = {}  # by key

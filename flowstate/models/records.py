@@ -95,6 +95,9 @@ class Request(Record):
     # References the commit left out because their past state was forgotten (or expired) by
     # another process while the request ran, each with why; None (not stored) when nothing was.
     dropped: list[str] | None = None
+    # The hash of the handle of the client that ran it, so that its retried commit is
+    # recognised (by it alone) after a restart; None (not stored) for an agent's request.
+    handle_hash: str | None = Field(None, repr=False)
 
     @model_validator(mode="after")
     def _id_matches_seq(self) -> Request:

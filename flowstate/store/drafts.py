@@ -20,6 +20,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from flowstate.models import ids
 from flowstate.store.catalog import Q
 from flowstate.store.plans import Stmt, TxWork
 
@@ -44,6 +45,11 @@ def of_request(request_id: str) -> Gone:
 
 def of_ids(gone_ids: set[str]) -> Gone:
     return gone_ids.__contains__
+
+
+def forgotten_ids(record_id: str) -> Gone:
+    """What forgetting `record_id` (a request, or one state) took with it."""
+    return of_request(record_id) if ids.is_request_id(record_id) else of_ids({record_id})
 
 
 def copied_ids(payload: str) -> tuple[list[str], list[str]]:

@@ -43,6 +43,14 @@ class OpenRequest(BaseModel):
         return step if isinstance(step, int) else None
 
     @property
+    def handle_hash(self) -> str | None:
+        """The hash of the handle of the client that holds it (None: an agent's request)."""
+        from flowstate.store.drafts import field_of
+
+        digest = field_of(self.payload, "handle_hash")
+        return digest if isinstance(digest, str) else None
+
+    @property
     def text(self) -> str:
         from flowstate.store.drafts import field_of
 

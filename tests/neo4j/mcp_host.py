@@ -31,10 +31,25 @@ def wire(model: Any) -> dict[str, Any]:
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+# The handles memory_begin gave each client, by request id (kept on the client object):
+# `call` passes a request's handle as a host following the server's instructions does, unless
+# the test passes one itself (`handle=NO_HANDLE` sends none).
+NO_HANDLE = object()
+
+
 async def call(client: Any, tool: str, /, **arguments: Any) -> Called:
+    handles: dict[str, str] = vars(client).setdefault("_test_handles", {})
+    rid = arguments.get("request_id")
+    if isinstance(rid, str) and "handle" not in arguments and rid in handles:
+        arguments["handle"] = handles[rid]
+    if arguments.get("handle") is NO_HANDLE:
+        del arguments["handle"]
     result = wire(await client.call_tool(tool, arguments))
     text = "".join(c.get("text", "") for c in result.get("content", []))
-    return Called(bool(result.get("isError")), text, result.get("structuredContent"))
+    data = result.get("structuredContent")
+    if tool == "memory_begin" and data and "handle" in data:
+        handles[data["request_id"]] = data["handle"]
+    return Called(bool(result.get("isError")), text, data)
 
 
 async def ok(client: Any, tool: str, /, **arguments: Any) -> dict[str, Any]:
@@ -85,9 +100,9 @@ def assert_same_as_the_agent_loop(store: Store, hosted: Repository, twin: Reposi
     assert index == agent.index.render().text
 
 
-def memory_over(store: Store, namespace: str, *, read_only: bool = False, ttl_s: float = 1800):
+def memory_over(store: Store, namespace: str, *, read_only: bool = False):
     """A server's Memory over a store the test owns, connected at once."""
-    memory = Memory(lambda say: FlowState(store, namespace, read_only=read_only), ttl_s, print)
+    memory = Memory(lambda say: FlowState(store, namespace, read_only=read_only), print)
     memory.start()
     memory.get(30)
     return memory
@@ -103,7 +118,7 @@ def hosted(
 ) -> Any:
     """Run `script` against a fresh server over `namespace`, through an in-process client."""
     ttl = settings.pop("draft_ttl_s", 1800)
-    memory = memory_over(store, namespace, read_only=read_only, ttl_s=ttl)
+    memory = memory_over(store, namespace, read_only=read_only)
     config = McpSettings(namespace=namespace, read_only=read_only, draft_ttl_s=ttl, **settings)
     server, _ = build_server(memory, config)
 

@@ -4,14 +4,15 @@ short reasons; the namespace is the server's; forget and search keep progressive
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 
+from flowstate import FlowState
 from flowstate.engine.session import Session
 from flowstate.errors import RequestHeld, UsageError
 from flowstate.mcp.catalog import READS, WRITES
-from flowstate.mcp.requests import OpenRequests
 from flowstate.store import Repository, Store
 from tests.neo4j.engine_helpers import add
 from tests.neo4j.mcp_host import (
@@ -20,7 +21,6 @@ from tests.neo4j.mcp_host import (
     call,
     first_requests,
     hosted,
-    memory_over,
     ok,
     tools_of,
 )
@@ -56,9 +56,10 @@ def test_every_tool_has_an_output_schema_annotations_and_typed_parameters(
         assert tools["memory_discard"]["annotations"]["destructiveHint"] is True
         assert tools["memory_commit"]["annotations"]["idempotentHint"] is True
         assert tools["memory_begin"]["annotations"]["readOnlyHint"] is False
-        assert set(tools["memory_begin"]["outputSchema"]["required"]) >= {"request_id", "index"}
+        begun = set(tools["memory_begin"]["outputSchema"]["required"])
+        assert begun >= {"request_id", "handle", "index"}
         record = tools["memory_record"]["inputSchema"]
-        assert record["required"] == ["request_id", "delta"] and "update" in str(record)
+        assert record["required"] == ["request_id", "handle", "delta"] and "update" in str(record)
         read = await client.read_resource("flowstate://index")
         assert "r1.budget" in read.contents[0].text
         assert "r1.budget" in (await client.read_resource("flowstate://index/1")).contents[0].text
@@ -112,7 +113,9 @@ def test_rule_violations_are_tool_errors_with_the_reasons(store: Store, repo: Re
             client, "memory_guard", request_id="r2", tool="pay", arguments={}, cites=[]
         )
         assert failed.error and "do not run pay" in failed.text and "cite the states" in failed.text
-        failed = await call(client, "memory_record", request_id="r7", delta=[add("x")])
+        failed = await call(
+            client, "memory_record", request_id="r7", handle="fsh_guess", delta=[add("x")]
+        )
         assert failed.error and "r7" in failed.text and "it is not open" in failed.text
         second = await ok(client, "memory_begin", text="a second one")  # requests side by side
         assert second["request_id"] == "r3"
@@ -385,17 +388,20 @@ def test_a_restarted_server_picks_the_request_up_from_its_draft(
     store: Store, repo: Repository
 ) -> None:
     first_requests(store, repo.namespace)
+    held: dict[str, str] = {}
 
     async def start(client: Any) -> None:
-        await ok(client, "memory_begin", text="Book a hotel in Lisbon")
-        await ok(client, "memory_reveal", request_id="r2", ids=["r1.budget"])
+        begun = await ok(client, "memory_begin", text="Book a hotel in Lisbon")
+        held.update(request_id="r2", handle=begun["handle"])
+        await ok(client, "memory_reveal", **held, ids=["r1.budget"])
 
     async def finish(client: Any) -> None:
-        await ok(client, "memory_record", request_id="r2", delta=[add("plan", "decision")])
-        await ok(client, "memory_commit", request_id="r2", answer="done")
-        again = await ok(client, "memory_commit", request_id="r2", answer="done")
+        # The same host, reconnected to a new server: its handle still opens its request.
+        await ok(client, "memory_record", **held, delta=[add("plan", "decision")])
+        await ok(client, "memory_commit", **held, answer="done")
+        again = await ok(client, "memory_commit", **held, answer="done")
         assert again["already_committed"] is True and again["states_added"] == ["r2.plan"]
-        failed = await call(client, "memory_record", request_id="r2", delta=[add("late")])
+        failed = await call(client, "memory_record", **held, delta=[add("late")])
         assert failed.error and "already committed" in failed.text
 
     hosted(store, repo.namespace, start)
@@ -432,45 +438,37 @@ def test_a_large_reveal_is_paged_as_data(store: Store, repo: Repository) -> None
 
 
 def test_an_abandoned_request_expires(store: Store, repo: Repository) -> None:
-    now = [0.0]
-    memory = memory_over(store, repo.namespace)
-    fs, _ = memory.get()
-    requests = OpenRequests(fs, ttl_s=60, clock=lambda: now[0])
-    session = requests.begin("walked away")
-    kept = requests.begin("still in use")
-    assert len(repo.open_requests()) == 2 and requests.expire() == []
-    now[0] = 30
-    requests.get(kept.request_id)  # touched: its idle time starts again
-    now[0] = 61
-    assert requests.expire() == [session.request_id]
+    fs = FlowState(store, repo.namespace)
+    walked = fs.begin("walked away")
+    kept = fs.begin("still in use")
+    assert len(repo.open_requests()) == 2 and fs.expire(idle_s=60) == []
+    time.sleep(1.2)
+    assert kept.handle is not None and walked.handle is not None
+    fs.session(kept.request_id, kept.handle)  # used: its idle time starts again
+    assert fs.expire(idle_s=1) == [walked.request_id]
     assert [r.request_id for r in repo.open_requests()] == [kept.request_id]
-    with pytest.raises(UsageError, match="discarded after 60 s without a call"):
-        requests.get(session.request_id)
-    requests.shutdown()
-    memory.close()
+    with pytest.raises(UsageError, match="discarded after 1 s without a call"):
+        fs.session(walked.request_id, walked.handle)
+    fs.close()
 
 
 def test_a_draft_of_a_live_writer_is_never_expired_and_its_holder_is_named(
     store: Store, repo: Repository
 ) -> None:
     """Another writer's request is judged by its hold and its draft's last save, not by when
-    this server first saw it."""
-    import time
-
-    memory = memory_over(store, repo.namespace)
-    fs, _ = memory.get()
+    this front door first saw it."""
+    fs = FlowState(store, repo.namespace)
     elsewhere = Session.start(repo, "worked on by another server")
-    requests = OpenRequests(fs, ttl_s=1)
+    assert elsewhere.handle is not None
     time.sleep(2.2)
-    assert requests.expire() == []  # idle 2 s, but its writer is alive and holds it
+    assert fs.expire(idle_s=1) == []  # idle 2 s, but its writer is alive and holds it
     with pytest.raises(RequestHeld, match=r"writer .* holds it until"):
-        requests.get(elsewhere.request_id)
-    mine = requests.begin("a second host")  # beside it, never refused
+        fs.session(elsewhere.request_id, elsewhere.handle)
+    mine = fs.begin("a second host")  # beside it, never refused
     assert mine.request_id != elsewhere.request_id
     elsewhere.__exit__(None, None, None)  # its server stops: hold released, draft kept
-    assert requests.expire() == [elsewhere.request_id]  # last saved 2 s ago, over the 1 s ttl
-    requests.shutdown()
-    memory.close()
+    assert fs.expire(idle_s=1) == [elsewhere.request_id]  # last saved 2 s ago, over 1 s
+    fs.close()
 
 
 def _held(repo: Repository, request_id: str) -> bool:

@@ -28,6 +28,7 @@ from mcp.client.stdio import stdio_client
 from flowstate.store import Repository, Store
 from tests.neo4j.engine_helpers import add
 from tests.neo4j.mcp_host import (
+    NO_HANDLE,
     assert_same_as_the_agent_loop,
     book_a_hotel,
     call,
@@ -302,11 +303,12 @@ def test_a_commit_that_landed_before_its_server_died_is_returned_on_retry(
     store: Store, repo: Repository
 ) -> None:
     first_requests(store, repo.namespace)
+    handles: dict[str, str] = {}
 
     async def first_server() -> None:
         session, stack = await _stdio(repo.namespace)
         async with stack:
-            await ok(session, "memory_begin", text="Book it")
+            handles["r2"] = (await ok(session, "memory_begin", text="Book it"))["handle"]
             await ok(session, "memory_record", request_id="r2", delta=[add("plan", "decision")])
             await ok(session, "memory_commit", request_id="r2", answer="done")  # reply "lost"
             _kill(f"flowstate mcp -N {re.escape(repo.namespace)}")
@@ -314,8 +316,15 @@ def test_a_commit_that_landed_before_its_server_died_is_returned_on_retry(
     async def second_server() -> dict[str, Any]:
         session, stack = await _stdio(repo.namespace)
         async with stack:
-            retried = await ok(session, "memory_commit", request_id="r2", answer="done")
-            late = await call(session, "memory_record", request_id="r2", delta=[add("x")])
+            mine = handles["r2"]
+            other = await call(session, "memory_commit", request_id="r2", answer="x", handle="h")
+            assert other.error and "not open to this handle" in other.text
+            retried = await ok(
+                session, "memory_commit", request_id="r2", answer="done", handle=mine
+            )
+            late = await call(
+                session, "memory_record", request_id="r2", delta=[add("x")], handle=mine
+            )
             assert late.error and "already committed" in late.text
             return retried
 
@@ -334,11 +343,12 @@ def test_a_second_servers_draft_ttl_spares_a_request_another_server_works_on(
     request beside it. After A is killed, a call with its id picks the request up on B, whole."""
     first_requests(store, repo.namespace)
     worked, killed = threading.Event(), threading.Event()
+    handles: dict[str, str] = {}
 
     async def server_a() -> None:
         a, stack = await _stdio(repo.namespace)
         async with stack:
-            await ok(a, "memory_begin", text="long work")
+            handles["r2"] = (await ok(a, "memory_begin", text="long work"))["handle"]
             for n in range(7):
                 await ok(a, "memory_record", request_id="r2", delta=[add(f"k{n}")])
                 await asyncio.sleep(1)
@@ -355,14 +365,19 @@ def test_a_second_servers_draft_ttl_spares_a_request_another_server_works_on(
             assert await asyncio.to_thread(worked.wait, 60)
             beside = await ok(b, "memory_begin", text="second host")  # side by side
             assert beside["request_id"] == "r3"
-            refused = await call(b, "memory_record", request_id="r2", delta=[add("taken")])
+            mine = handles["r2"]  # the host of A, reconnected to B
+            refused = await call(
+                b, "memory_record", request_id="r2", delta=[add("taken")], handle=mine
+            )
             assert refused.error and "holds it until" in refused.text
             await ok(b, "memory_discard", request_id="r3")
             _kill(f"flowstate mcp -N {re.escape(repo.namespace)}$")  # A only
             killed.set()
             await asyncio.to_thread(thread.join, 60)  # A's process reaped, not a zombie
-            picked = await ok(b, "memory_record", request_id="r2", delta=[add("done")])
-            committed = await ok(b, "memory_commit", request_id="r2", answer="finished")
+            picked = await ok(b, "memory_record", request_id="r2", delta=[add("done")], handle=mine)
+            committed = await ok(
+                b, "memory_commit", request_id="r2", answer="finished", handle=mine
+            )
             return {"picked": picked, "committed": committed}
 
     thread = threading.Thread(target=host_a)
@@ -436,3 +451,58 @@ def test_the_log_is_one_line_per_event(store: Store, repo: Repository) -> None:
     pattern = re.compile(r"^\d\d:\d\d:\d\d \w+ [\w.]+: \S")
     assert all(pattern.match(line) for line in lines), lines
     assert not any("Traceback" in line or "│" in line for line in lines)
+
+
+def test_over_one_http_server_a_host_cannot_touch_another_hosts_request(
+    store: Store, repo: Repository, http_server: str
+) -> None:
+    """Two hosts on one shared server: B knows A's request id (ids are sequential) but not its
+    handle, so it can neither write, read, commit nor discard it; A's request is unchanged."""
+    first_requests(store, repo.namespace)
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+
+    async def host(stack: AsyncExitStack) -> Any:
+        read, write, *_ = await stack.enter_async_context(_http_client(http_server, headers))
+        session = await stack.enter_async_context(ClientSession(read, write))
+        await session.initialize()
+        return session
+
+    async def run() -> dict[str, Any]:
+        async with AsyncExitStack() as stack:
+            a, b = await host(stack), await host(stack)
+            begun = await ok(a, "memory_begin", text="Book a hotel in Lisbon")
+            mine = {"request_id": begun["request_id"], "handle": begun["handle"]}
+            await ok(a, "memory_reveal", **mine, ids=["r1.budget"])
+            await ok(a, "memory_record", **mine, delta=[add("plan", "decision")])
+            before = repo.open_request("r2")
+            refused = {}
+            for handle in (NO_HANDLE, "fsh_guess", begun["handle"][:-1]):
+                theirs = {"request_id": "r2", "handle": handle}
+                refused[str(handle)] = [
+                    await call(b, "memory_record", **theirs, delta=[add("taken")]),
+                    await call(b, "memory_commit", **theirs, answer="mine now"),
+                    await call(b, "memory_discard", **theirs),
+                    await call(b, "memory_observe", **theirs, tool="t", arguments={}, output="x"),
+                    await call(b, "memory_reveal", **theirs, ids=["r1.budget"], page=2),
+                    await call(b, "memory_index", **theirs),
+                ]
+            assert repo.open_request("r2") == before  # the draft as A left it
+            committed = await ok(a, "memory_commit", **mine, answer="Booked", summary="Hotel")
+            retried = await call(b, "memory_commit", request_id="r2", handle="fsh_x", answer="x")
+            again = await ok(a, "memory_commit", **mine, answer="Booked")
+            return {"refused": refused, "committed": committed, "retried": retried, "again": again}
+
+    out = asyncio.run(run())
+    for handle, calls in out["refused"].items():
+        for refusal in calls:
+            assert refusal.error, (handle, refusal.text)
+            if handle == str(NO_HANDLE):  # refused by the schema or, where optional, by the call
+                assert "handle: " in refusal.text and "required" in refusal.text
+            else:
+                assert "not open to this handle" in refusal.text
+                assert "Nothing was done" in refusal.text
+    assert out["committed"]["states_added"] == ["r2.plan"]
+    assert out["retried"].error and "not open to this handle" in out["retried"].text
+    assert out["again"]["already_committed"] is True
+    [*_, bundle] = repo.bundles()
+    assert bundle.request.answer == "Booked" and [s.id for s in bundle.states] == ["r2.plan"]

@@ -58,7 +58,10 @@ def test_a_request_another_writer_runs_is_not_discarded_anywhere(
     _same(
         prefix,
         _cli_refusal(cli, "discard", rid, "-N", repo.namespace, "--yes", code=1),
-        _mcp_refusal(store, repo.namespace, "memory_discard", request_id=rid),
+        # Its own host, reconnected to another server: refused while the writer runs it.
+        _mcp_refusal(
+            store, repo.namespace, "memory_discard", request_id=rid, handle=elsewhere.handle
+        ),
     )
     assert [r.request_id for r in repo.open_requests()] == [rid]  # still there, still held
     elsewhere.discard()

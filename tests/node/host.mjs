@@ -53,9 +53,11 @@ if (flag === "--read-only") {
   await call("memory_reveal", { ids: [stateId] });
   const begun = await call("memory_begin", { text: "Book a train to Porto" });
   const rid = begun.structuredContent.request_id;
-  await call("memory_reveal", { request_id: rid, ids: [stateId] });
+  const handle = begun.structuredContent.handle;
+  await call("memory_reveal", { request_id: rid, handle, ids: [stateId] });
   await call("memory_record", {
     request_id: rid,
+    handle,
     delta: [
       {
         op: "add",
@@ -67,8 +69,8 @@ if (flag === "--read-only") {
       },
     ],
   });
-  await call("memory_record", { request_id: rid, delta: [{ op: "update", key: "nope" }] });
-  await call("memory_commit", { request_id: rid, answer: "Booked seat 41", summary: "Train" });
+  await call("memory_record", { request_id: rid, handle, delta: [{ op: "update", key: "nope" }] });
+  await call("memory_commit", { request_id: rid, handle, answer: "Booked seat 41", summary: "Train" });
   await call("memory_index", {});
 }
 await client.close();

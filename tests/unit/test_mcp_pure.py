@@ -42,10 +42,10 @@ def test_no_text_reaches_lucene_as_syntax(text: str) -> None:
 
 def test_argument_errors_are_short_and_never_quote_the_value() -> None:
     with pytest.raises(Refused, match="delta: List should have at most 100 items"):
-        validated(schemas.RecordArgs, {"request_id": "r1", "delta": [{}] * 500})
+        validated(schemas.RecordArgs, {"request_id": "r1", "handle": "h", "delta": [{}] * 500})
     ops = [{"op": "add", "key": "k", "category": "secret-value"}] * 100
     with pytest.raises(Refused) as refused:
-        validated(schemas.RecordArgs, {"request_id": "r1", "delta": ops})
+        validated(schemas.RecordArgs, {"request_id": "r1", "handle": "h", "delta": ops})
     message = str(refused.value)
     assert len(message) < 1_500 and "and 292 more problems" in message
     assert "secret-value" not in message and "https://" not in message

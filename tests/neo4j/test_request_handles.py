@@ -1,0 +1,121 @@
+"""A request belongs to the client that began it: its handle opens it, nothing else does,
+from this front door or from another after a restart; an operator takes over only what no
+live writer holds, and says so."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from flowstate import AsyncFlowState, FlowState
+from flowstate.errors import RequestHeld, UsageError, WrongHandle
+from flowstate.store import Repository, Store
+from tests.neo4j.engine_helpers import Shell, add
+from tests.neo4j.test_session import BUDGET, first_request
+
+pytestmark = pytest.mark.neo4j
+
+
+def test_only_the_handle_opens_a_request_and_a_refusal_changes_nothing(
+    store: Store, namespace: str, repo: Repository
+) -> None:
+    first_request(store, namespace)
+    fs = FlowState(store, namespace)
+    session = fs.begin("Book a hotel")
+    assert session.handle is not None and session.handle.startswith("fsh_")
+    session.record([add("plan", "decision")])
+    before = repo.open_request(session.request_id)
+    for wrong in ("", "fsh_guess", session.handle[:-1], session.handle + "x"):
+        with pytest.raises(WrongHandle, match="not open to this handle"):
+            fs.session(session.request_id, wrong)
+        with pytest.raises(WrongHandle):
+            fs.discard(session.request_id, handle=wrong or "x")
+    with pytest.raises(RequestHeld, match="a session of this process holds it"):
+        fs.discard(session.request_id)  # an operator never takes it from a live client
+    with pytest.raises(RequestHeld):
+        fs.resume(session.request_id)
+    assert repo.open_request(session.request_id) == before
+    assert fs.session(session.request_id, session.handle) is session
+    result = session.commit("Booked", "Hotel booked")
+    # Its retried commit is answered to it alone.
+    again = fs.session(session.request_id, session.handle)
+    retried = again.commit("Booked")
+    assert again.closed and (retried.answer, retried.states_added) == ("Booked", ["r2.plan"])
+    assert result.states_added == ["r2.plan"]
+    with pytest.raises(WrongHandle):
+        fs.session(session.request_id, "fsh_guess")
+    stored = repo.get_request(session.request_id)
+    assert stored.handle_hash is not None and session.handle not in repr(stored)
+    fs.close()
+
+
+def test_another_front_door_picks_a_request_up_by_its_handle(
+    store: Store, namespace: str, repo: Repository
+) -> None:
+    """A restarted server: the client's handle opens its request from the draft."""
+    first_request(store, namespace)
+    first = FlowState(store, namespace)
+    session = first.begin("Book a hotel")
+    session.reveal(["r1.budget"])
+    rid, handle = session.request_id, session.handle
+    assert handle is not None
+    first.close()  # the server stops: its hold lapses, the draft stays
+    second = FlowState(store, namespace)
+    with pytest.raises(WrongHandle):
+        second.session(rid, "fsh_guess")
+    picked = second.session(rid, handle)
+    assert "r1.budget" in picked.active.revealed and picked.handle == handle
+    picked.record([add("plan", "decision")])
+    assert picked.commit("Booked").states_added == [f"{rid}.plan"]
+    second.close()
+
+
+def test_an_operator_takes_over_a_lapsed_request_with_a_new_handle_and_says_so(
+    store: Store, namespace: str, repo: Repository, caplog: pytest.LogCaptureFixture
+) -> None:
+    first = FlowState(store, namespace)
+    session = first.begin("walked away")
+    old = session.handle
+    holder = repo.open_request(session.request_id)
+    assert holder is not None and old is not None
+    first.close()
+    operator = FlowState(store, namespace)
+    with caplog.at_level(logging.WARNING, logger="flowstate"):
+        taken = operator.resume(session.request_id)
+    assert taken.taken_over_from == holder.holder
+    assert f"took over request {session.request_id} from {holder.holder}" in caplog.text
+    assert taken.handle is not None and taken.handle != old
+    taken.__exit__(None, None, None)
+    operator.close()
+    third = FlowState(store, namespace)
+    with pytest.raises(WrongHandle):  # the old client's handle no longer opens it
+        third.session(session.request_id, old)
+    assert third.session(session.request_id, taken.handle).request_id == session.request_id
+    third.close()
+
+
+def test_the_async_front_door_holds_the_same_rule(
+    store: Store, async_shell: Shell, namespace: str, repo: Repository
+) -> None:
+    first_request(store, namespace)
+    astore = async_shell.store
+    assert astore is not None
+
+    async def run() -> None:
+        fs = AsyncFlowState(astore, namespace)
+        session = await fs.begin("Book a hotel")
+        assert session.handle is not None
+        await session.record([BUDGET | {"key": "budget2"}])
+        with pytest.raises(WrongHandle):
+            await fs.session(session.request_id, "fsh_guess")
+        with pytest.raises(WrongHandle):
+            await fs.discard(session.request_id, handle="fsh_guess")
+        assert await fs.session(session.request_id, session.handle) is session
+        assert await fs.discard(session.request_id, handle=session.handle) == "r2"
+        with pytest.raises(UsageError, match="r2 was discarded"):
+            await fs.session(session.request_id, session.handle)
+        await fs.close()
+
+    async_shell.wait(run())
+    assert repo.open_requests() == []

@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 import pytest
+from data_folders import SHIPPED_PRICE_CASES, missing
 
 from flowstate_bench.tau.data import TauData
 from tests.conftest import namespace, neo4j_settings, scripted_models  # noqa: F401
@@ -16,7 +17,7 @@ def tau_data() -> TauData:
     """The tau-bench data folder named by FLOWSTATE_TAU_DATA (`.ci/run` sets it)."""
     root = os.environ.get("FLOWSTATE_TAU_DATA")
     if not root:
-        pytest.skip("FLOWSTATE_TAU_DATA is not set: no tau-bench data folder to test with")
+        missing("FLOWSTATE_TAU_DATA is not set: no tau-bench data folder", "set it to the folder")
     return TauData(Path(root))
 
 
@@ -28,8 +29,25 @@ def arena_parity() -> Path:
     named = os.environ.get("FLOWSTATE_ARENA_PARITY_DATA")
     tau = os.environ.get("FLOWSTATE_TAU_DATA")
     root = Path(named) if named else Path(tau) / "arena-parity" if tau else None
+    how = "set FLOWSTATE_ARENA_PARITY_DATA to the folder"
     if root is None:
-        pytest.skip("neither FLOWSTATE_ARENA_PARITY_DATA nor FLOWSTATE_TAU_DATA is set")
-    if not (root / "travel.jsonl").is_file():
-        pytest.skip(f"{root} holds no MemoryArena parity cases (travel.jsonl)")
+        missing("neither FLOWSTATE_ARENA_PARITY_DATA nor FLOWSTATE_TAU_DATA is set", how)
+    for name in ("travel.jsonl", "shopping.jsonl", "formal.jsonl"):
+        if not (root / name).is_file():
+            missing(f"{root} holds no MemoryArena parity cases ({name})", how)
+    return root
+
+
+@pytest.fixture(scope="session")
+def arena_price_parity() -> Path:
+    """MemoryArena shopping price cases (shopping.jsonl, scored by the official code): the
+    folder FLOWSTATE_ARENA_PRICE_PARITY_DATA names, else the set shipped in
+    `bench/tests/data/arena-price-parity/`."""
+    named = os.environ.get("FLOWSTATE_ARENA_PRICE_PARITY_DATA")
+    root = Path(named) if named else SHIPPED_PRICE_CASES
+    if not (root / "shopping.jsonl").is_file():
+        missing(
+            f"{root} holds no shopping price cases (shopping.jsonl)",
+            "point FLOWSTATE_ARENA_PRICE_PARITY_DATA at a folder that does, or unset it",
+        )
     return root

@@ -7,7 +7,13 @@
   normalises to nothing never matches. `r_price` is defined only when the step has a price
   bound: 1 within the bounds, 0 outside or without a price.
 - Names and category paths come from the product catalog (`product_catalog/*.json`), the
-  first entry of an ASIN winning; a product the catalog lacks has no name.
+  first entry of an ASIN winning; a product the catalog lacks has no name. A name the step's
+  result carries (the runner records the title the agent saw, and the target's name) wins over
+  the catalog's, for the attributes and the name similarity alike; categories always come from
+  the catalog.
+- The price is a number (the runner reads it from the purchase summary, see
+  `shopping_summary`); with a bound it is compared as it stands, a missing price is outside
+  every bound, and an upper bound below the lower one holds no price.
 
 Success is the code's `reward == 1.0`, so a product that is not the target but carries every
 attribute (and a close enough name) succeeds. The paper counts the target product only; that
@@ -25,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flowstate_bench.arena.choices import Scoring
+from flowstate_bench.arena.shopping_summary import purchase_in
 
 
 def normalise(text: str) -> str:
@@ -112,23 +119,52 @@ class StepReward:
 
 @dataclass(frozen=True)
 class Step:
-    """A gold step and what was bought at it (None or "" for no purchase)."""
+    """A gold step and what was bought at it (None or "" for no purchase). `purchased_name`
+    and `target_name` are the names the step's result carries, if any."""
 
     target_asin: str
     attributes: Sequence[str]
     purchased_asin: str | None
     purchased_price: float | None = None
     price_bounds: Mapping[str, Any] | None = None
+    purchased_name: str | None = None
+    target_name: str | None = None
+
+    @classmethod
+    def of(
+        cls,
+        gold: Mapping[str, Any],
+        result: Mapping[str, Any],
+        price_bounds: Mapping[str, Any] | None = None,
+    ) -> Step:
+        """From a gold answer `{target_asin, attributes}` and the step's result as the runner
+        records it: `{purchased_asin, purchased_price}`, or `{purchase_summary}` (the final
+        observation, read by `purchase_in`), with optional `purchased_name`, `target_name`
+        and `target_asin`, which win over the gold's and the catalog's when not empty."""
+        asin, price = result.get("purchased_asin"), result.get("purchased_price")
+        if "purchase_summary" in result:
+            asin, price = purchase_in(str(result["purchase_summary"]))
+        return cls(
+            result.get("target_asin") or gold["target_asin"],
+            gold.get("attributes") or [],
+            asin,
+            price,
+            price_bounds,
+            result.get("purchased_name"),
+            result.get("target_name"),
+        )
 
 
 def step_reward(step: Step, catalog: Catalog, scoring: Scoring = "code") -> StepReward:
     bought = str(step.purchased_asin).upper() if step.purchased_asin else None
     target = str(step.target_asin).upper() if step.target_asin else None
     attributes = list(step.attributes or [])
-    bought_name = catalog.names.get(bought) if bought else None
+    # An empty name in the result falls back to the catalog's, as the code's `or` does.
+    bought_name = step.purchased_name or (catalog.names.get(bought) if bought else None)
+    target_name = step.target_name or catalog.names.get(target or "")
     matched = attribute_matches(attributes, bought_name)
     r_price = price_reward(step.purchased_price, step.price_bounds or {})
-    name_sim = name_similarity(catalog.names.get(target or ""), bought_name)
+    name_sim = name_similarity(target_name, bought_name)
     cat_sim = category_similarity(
         catalog.categories.get(target or ""), catalog.categories.get(bought or "")
     )

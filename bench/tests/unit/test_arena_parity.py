@@ -1,6 +1,7 @@
 """Parity with MemoryArena's official scorers: every case of the data folder's `arena-parity/`
 (inputs, and what the official code computed from them) scored by the harness, each figure
-equal within 1e-9. Pure: no Neo4j, no model."""
+equal within 1e-9; the same for the shopping price cases of `bench/tests/data/arena-price-parity/`
+(or FLOWSTATE_ARENA_PRICE_PARITY_DATA). Pure: no Neo4j, no model."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from data_folders import SHIPPED_PRICE_CASES
 
 from flowstate.models.records import Usage
 from flowstate_bench.arena.data import ArenaTask
@@ -93,13 +95,7 @@ def _shopping_case(case: dict[str, Any]) -> list[str]:
         steps = zip(item["answers"], item["purchases"], bounds, theirs["steps"], strict=True)
         rewards = []
         for k, (gold, bought, bound, step) in enumerate(steps):
-            s = Step(
-                gold["target_asin"],
-                gold["attributes"],
-                bought.get("purchased_asin"),
-                bought.get("purchased_price"),
-                bound,
-            )
+            s = Step.of(gold, bought, bound)
             reward = step_reward(s, catalog)
             rewards.append(reward)
             at = f"items[{i}].steps[{k}]"
@@ -108,6 +104,9 @@ def _shopping_case(case: dict[str, Any]) -> list[str]:
             found[f"{at}.reward_reason"] = (reward.reason, step["reward_reason"])
             for field in STEP_FIELDS:
                 found[f"{at}.{field}"] = (getattr(reward, field), step[field])
+            if "purchased_price" in step:  # the purchase as the official runner read it
+                paid = (s.purchased_asin.upper() if s.purchased_asin else None, s.purchased_price)
+                found[f"{at}.purchase"] = (paid, (step["purchased_asin"], step["purchased_price"]))
         scored = Scored([r.success for r in rewards], [r.reward for r in rewards])
         found[f"items[{i}].item_success"] = (all(scored.passed), theirs["item_success"])
         runs.append(_run("bundled_shopping", item["task_id"], scored))
@@ -180,3 +179,37 @@ def test_every_case_scores_as_the_official_code(arena_parity: Path, scorer: str)
     assert len(cases) == CASES[scorer]
     failing = {c["id"]: d for c in cases if (d := CHECKS[scorer](c))}
     assert list(failing.items())[:5] == []
+
+
+# -- shopping price cases -----------------------------------------------------------------
+
+
+def test_every_price_case_scores_as_the_official_code(arena_price_parity: Path) -> None:
+    """The price cases (bounds on either side, at and across the price, missing prices,
+    prices read from a purchase summary in several currency formats, the result's own names):
+    every figure as the official code's."""
+    cases = _cases(arena_price_parity, "shopping")
+    assert cases
+    failing = {c["id"]: d for c in cases if (d := _shopping_case(c))}
+    assert list(failing.items())[:5] == []
+
+
+def test_the_shipped_price_cases_reach_every_branch_of_the_price_term() -> None:
+    """The shipped set is not vacuous: computed steps inside, outside and without a bound,
+    rewards of 1.0 from a non-target product within its bound, purchases read from summaries
+    (none, unknown, several) and names taken from the step's result."""
+    cases = _cases(SHIPPED_PRICE_CASES, "shopping")
+    assert len(cases) == 160
+    seen: set[tuple[Any, ...]] = set()
+    for case in cases:
+        for item, theirs in zip(case["input"]["items"], case["official"]["items"], strict=True):
+            for bought, step in zip(item["purchases"], theirs["steps"], strict=True):
+                seen.add((step["reward_reason"], step["r_price"], step["success"]))
+                if "purchase_summary" in bought:
+                    seen.add(("summary", step["purchased_asin"] is None))
+                    seen.add(("several", bought["purchase_summary"].count("ASIN=") > 1))
+                seen.add(("named", "purchased_name" in bought))
+    for price in (0.0, 1.0, None):
+        assert ("computed", price, False) in seen
+    assert ("computed", 1.0, True) in seen  # a non-target product within its bound
+    assert {("summary", True), ("summary", False), ("several", True), ("named", True)} <= seen

@@ -18,6 +18,7 @@ from flowstate_bench.arena.scoring import (
     success_rate,
 )
 from flowstate_bench.arena.shopping_score import Catalog, Step, step_reward
+from flowstate_bench.arena.shopping_summary import purchase_in
 from flowstate_bench.arena.travel_score import (
     GroupScore,
     PersonScore,
@@ -224,6 +225,79 @@ def test_a_price_bound_adds_a_term() -> None:
     assert (inside.r_price, inside.reward) == (1.0, pytest.approx(2 / 3))
     unpaid = step_reward(_step("B0FX000102", ["75 inch"], price_lower=10), TV)
     assert (unpaid.r_price, unpaid.reward) == (0.0, 0.5)
+
+
+def test_a_bound_equal_to_the_price_holds_and_an_inverted_bound_holds_nothing() -> None:
+    tv = ["75 inch", "hdmi 2.1"]
+    at = step_reward(_step("B0FX000102", tv, paid=99.5, price_upper=99.5, price_lower=99.5), TV)
+    assert (at.r_price, at.reward, at.success) == (1.0, 1.0, True)
+    inverted = step_reward(_step("B0FX000102", tv, paid=99.5, price_upper=50, price_lower=150), TV)
+    assert (inverted.r_price, inverted.reward) == (0.0, pytest.approx(2 / 3))
+    above = step_reward(_step("B0FX000102", tv, paid=300, price_upper=299.99), TV)
+    assert (above.r_price, above.reward, above.success) == (0.0, pytest.approx(2 / 3), False)
+
+
+def test_the_results_own_names_win_over_the_catalogs() -> None:
+    """The runner records the title the agent saw and the target's name; the code reads
+    those first, so a product the catalog lacks still earns its attributes."""
+    gold = {"target_asin": "B0FX000101", "attributes": ["75 inch", "hdmi 2.1", "vesa"]}
+    seen = {"purchased_asin": "B0ZZZZZZZZ", "purchased_name": "Vexon 75-inch TV, HDMI 2.1"}
+    bought = step_reward(Step.of(gold, {**seen, "purchased_price": 10.0}, {"price_upper": 20}), TV)
+    # the target's catalog name: lumora 75 inch 4k uhd smart tv; met: 75 inch tv (3 of 7)
+    assert (bought.num_attr_matches, bought.r_price) == (2, 1.0)
+    assert bought.name_similarity == pytest.approx(3 / 7)
+    assert bought.reward == pytest.approx(3 / 4)
+    renamed = step_reward(Step.of(gold, {**seen, "target_name": "Garden Hose"}), TV)
+    assert (renamed.name_similarity, renamed.reward) == (0.0, 0.0)
+    # the runner's fallback name "Product 1" shares the "1" of "HDMI 2.1"
+    fallback = step_reward(Step.of(gold, {**seen, "target_name": "Product 1"}), TV)
+    assert (fallback.name_similarity, fallback.reward) == (0.5, pytest.approx(2 / 3))
+    assert step_reward(Step.of(gold, {**seen, "target_asin": "b0zzzzzzzz"}), TV).reason == (
+        "asin_match"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "purchase"),
+    [
+        ("Purchases Made: 1\n  Purchase #1: B0FX000102 ($1,299.50)", ("B0FX000102", 1299.5)),
+        (
+            "  Purchase #1: B0FX000102 ($12)\n  Purchase #2: B0FX000101 ($3.00)",
+            ("B0FX000102", 12.0),
+        ),
+        ("  Purchase #1: b0fx000102 ($12.00)", (None, None)),  # the ASIN is read in capitals
+        ("  Purchase #1: B0FX000102 (12.00)", (None, None)),  # the price needs its $
+        ("#1 ASIN=b0fx000102 Price=1,234 Reward=0.5", ("b0fx000102", 1234.0)),
+        (
+            "#1 ASIN=UNKNOWN Price=N/A Reward=0\n  Purchase #1: B0FX000102 ($5.00)",
+            ("UNKNOWN", None),
+        ),
+        ("#1 ASIN=B0FX000102 Price=$1.2.3 Reward=0", ("B0FX000102", None)),
+        (
+            "Target 1: Product 1\n  Purchased: B0FX000102\nTarget 2:\n  Purchased: B0FX000101 ($2)",
+            ("B0FX000102", None),
+        ),
+        (
+            "Target 1: Product 1\nTarget 2: x\n  Purchased: B0FX000101 ($2,000.10)",
+            ("B0FX000101", 2000.1),
+        ),
+        ("Target 1: Purchase #1: B0FX000102 ($5.00)", (None, None)),  # an opening line only
+        ("WEBSHOPPLUS TASK COMPLETED\nPurchases Made: 0\n  None", (None, None)),
+    ],
+)
+def test_the_purchase_is_read_from_the_summary_as_the_runner_reads_it(
+    text: str, purchase: tuple[str | None, float | None]
+) -> None:
+    assert purchase_in(text) == purchase
+
+
+def test_a_price_read_from_a_summary_meets_its_bound() -> None:
+    gold = {"target_asin": "B0FX000101", "attributes": ["75 inch"]}
+    summary = {"purchase_summary": "  Purchase #1: B0FX000102 ($1,299.99)"}
+    within = step_reward(Step.of(gold, summary, {"price_upper": 1300}), TV)
+    assert (within.r_price, within.reward) == (1.0, 1.0)
+    below = step_reward(Step.of(gold, summary, {"price_lower": 1300}), TV)
+    assert (below.r_price, below.reward) == (0.0, 0.5)
 
 
 # -- formal and the aggregates --------------------------------------------------------------

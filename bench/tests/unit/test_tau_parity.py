@@ -8,6 +8,7 @@ import copy
 import json
 
 import pytest
+from data_folders import missing
 
 from flowstate_bench.tau.data import TauData
 from flowstate_bench.tau.env import EnvOptions
@@ -19,7 +20,7 @@ RECORDED = {"airline": (288, 1524), "retail": (483, 2353)}  # episodes, calls
 @pytest.fixture(scope="module")
 def data(tau_data: TauData) -> TauData:
     if not (tau_data.root / "tau2-parity").is_dir():
-        pytest.skip(f"{tau_data.root} has no tau2-parity/ fixtures")
+        missing(f"{tau_data.root} has no tau2-parity/ fixtures", "set FLOWSTATE_TAU_DATA")
     return tau_data
 
 

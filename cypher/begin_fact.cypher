@@ -1,7 +1,10 @@
 // The start of a one-call request (a fact recorded and committed in one transaction): the
 // namespace's counter node is write-locked (commits around it wait) and the next seq handed
-// out. Other requests may be open meanwhile; a crash rolls the seq back with the rest.
-// $namespace: str
+// out. Other requests may be open meanwhile; a crash rolls the seq back with the rest. A
+// request committed within the last $window_s seconds under the same $key (a retry whose
+// acknowledgement was lost) comes back as `duplicate`, and no seq is handed out: the lock
+// makes a retry racing its first attempt wait for it and find it.
+// $namespace: str; $key: str or null; $window_s: int, seconds
 MERGE (m:Namespace {namespace: $namespace})
 ON CREATE SET m.epoch = randomUUID(), m.generation = 0, m.last_seq = 0
 SET m.lock = randomUUID()
@@ -17,5 +20,11 @@ CALL () {
   RETURN coalesce(r.seq, 0) AS committed
 }
 WITH m, CASE WHEN m.last_seq > committed THEN m.last_seq ELSE committed END AS last
-SET m.last_seq = last + 1
-RETURN m.last_seq AS seq
+CALL () {
+  OPTIONAL MATCH (done:Request {namespace: $namespace, idempotency_key: $key})
+  WHERE done.finished_at >= datetime() - duration({seconds: $window_s})
+  RETURN done.id AS duplicate
+  LIMIT 1
+}
+SET m.last_seq = CASE WHEN duplicate IS NULL THEN last + 1 ELSE m.last_seq END
+RETURN m.last_seq AS seq, duplicate

@@ -26,6 +26,10 @@ FOR (n:Request) ON (n.namespace, n.seq);
 CREATE INDEX flowstate_request_commit IF NOT EXISTS
 FOR (n:Request) ON (n.namespace, n.commit_seq);
 
+// A retried one-call request finds the one it repeats (`begin_fact`).
+CREATE INDEX flowstate_request_idempotency IF NOT EXISTS
+FOR (n:Request) ON (n.namespace, n.idempotency_key);
+
 CREATE INDEX flowstate_state_request IF NOT EXISTS
 FOR (n:State) ON (n.namespace, n.request_id);
 

@@ -11,6 +11,7 @@ _EXPORTS = {
     "FlowState": "flowstate.api",
     "AsyncFlowState": "flowstate.async_api",
     "AsyncAgent": "flowstate.engine.async_agent",
+    "Fact": "flowstate.engine.fact",
     "Transcript": "flowstate.engine.transcript",
     **dict.fromkeys(("Agent", "AgentConfig", "RunResult"), "flowstate.engine.agent"),
     "RenderedIndex": "flowstate.engine.index",
@@ -55,6 +56,7 @@ __all__ = [
     "Category",
     "CommitUncertain",
     "ConflictError",
+    "Fact",
     "FlowState",
     "FlowStateError",
     "FlowStateRuntimeError",
@@ -94,6 +96,7 @@ if typing.TYPE_CHECKING:  # what the names are, for type checkers and editors
     from flowstate.async_api import AsyncFlowState
     from flowstate.engine.agent import Agent, AgentConfig, RunResult
     from flowstate.engine.async_agent import AsyncAgent
+    from flowstate.engine.fact import Fact
     from flowstate.engine.index import RenderedIndex
     from flowstate.engine.step import Approval
     from flowstate.engine.tools import Tool

@@ -24,6 +24,7 @@ from flowstate.engine.agent import Agent, AgentConfig
 from flowstate.engine.agent_core import Approver
 from flowstate.engine.browse import Browse
 from flowstate.engine.driver import RunResult
+from flowstate.engine.fact import Fact
 from flowstate.engine.front import FrontCore
 from flowstate.engine.index import RenderedIndex
 from flowstate.engine.lifetimes import Ending, Lifetimes
@@ -190,6 +191,7 @@ class FlowState:
         summary: str = "",
         answer: str = "",
         redact: Redactor[Any] | None = None,
+        idempotency_key: str | None = None,
     ) -> RunResult:
         """A whole request in one call and one transaction: begin it with `text`, apply
         `delta` under the ISU rules, commit it (see `flowstate.engine.fact`).
@@ -198,7 +200,20 @@ class FlowState:
                           "summary": "Lives in Porto", "content": "Lives in Porto"}],
                         "I moved to Porto")
         """
-        return self.repository.run(self._front.remember(delta, text, summary, answer, redact))
+        return self.repository.run(
+            self._front.remember(delta, text, summary, answer, redact, idempotency_key)
+        )
+
+    def remember_fact(self, fact: Fact, *, redact: Redactor[Any] | None = None) -> RunResult:
+        """One fact remembered in one call and one transaction: the request that says it
+        (`fact.text`, default the summary) with one state, committed. A retry of the same
+        call within ten minutes (the same `fact.idempotency_key`, by default one derived from
+        the namespace and the fact) is stored once: it returns the first call's result with
+        `already_committed`.
+
+            fs.remember_fact(Fact("Lives in Porto", "environment", text="I moved to Porto"))
+        """
+        return self.repository.run(self._front.remember_fact(fact, redact))
 
     def search(self, text: str, limit: int = 10) -> list[SearchHit]:
         """States whose summary or content share words with `text` (Neo4j full-text index, no

@@ -26,6 +26,7 @@ from flowstate.engine.async_agent import AsyncAgent
 from flowstate.engine.async_session import AsyncSession
 from flowstate.engine.browse import AsyncBrowse
 from flowstate.engine.driver import RunResult
+from flowstate.engine.fact import Fact
 from flowstate.engine.front import FrontCore
 from flowstate.engine.index import RenderedIndex
 from flowstate.engine.lifetimes import Ending, Lifetimes
@@ -171,9 +172,16 @@ class AsyncFlowState:
         summary: str = "",
         answer: str = "",
         redact: Redactor[Any] | None = None,
+        idempotency_key: str | None = None,
     ) -> RunResult:
         """A whole request in one call and one transaction, as `FlowState.remember`."""
-        return await self.repository.run(self._front.remember(delta, text, summary, answer, redact))
+        return await self.repository.run(
+            self._front.remember(delta, text, summary, answer, redact, idempotency_key)
+        )
+
+    async def remember_fact(self, fact: Fact, *, redact: Redactor[Any] | None = None) -> RunResult:
+        """One fact remembered in one call, as `FlowState.remember_fact`."""
+        return await self.repository.run(self._front.remember_fact(fact, redact))
 
     async def search(self, text: str, limit: int = 10) -> list[SearchHit]:
         """States whose summary or content share words with `text`, best first."""

@@ -179,6 +179,9 @@ class RunResult:
     # What the commit left out because another process forgot it meanwhile, and why (also on
     # the request node as `dropped`).
     dropped: list[str] = field(default_factory=list)
+    # A one-call request that found the same fact stored moments before (a retry): the result
+    # is that request's, and nothing new was written.
+    already_committed: bool = False
 
 
 class Start(Enum):

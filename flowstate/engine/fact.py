@@ -14,14 +14,18 @@ nothing to resume.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
 from pydantic import ValidationError
 
 from flowstate.engine.agent_core import AgentCore, check_request_text
+from flowstate.engine.committed import committed_result
 from flowstate.engine.driver import (
     CallModel,
     Commit,
@@ -40,10 +44,14 @@ from flowstate.models import ids
 from flowstate.models.active import ActiveState
 from flowstate.models.records import Relation
 from flowstate.models.step import StepOutput
-from flowstate.models.vocab import RelationType
+from flowstate.models.vocab import Category, RelationType
 from flowstate.safety.redaction import Redactor
 from flowstate.store.codec import describe
 from flowstate.store.plans import Plan, Transaction, TxWork
+
+# How long a one-call request is recognised when it is sent again (a host retrying a call
+# whose reply was lost does so within seconds; the same fact told again later is new).
+REMEMBER_WINDOW_S = 600
 
 
 def remember_plan(
@@ -54,9 +62,14 @@ def remember_plan(
     answer: str = "",
     summary: str = "",
     redact: Redactor[Any] | None = None,
+    idempotency_key: str | None = None,
 ) -> Plan[RunResult]:
     """Begin a request with `text`, apply `delta` under the ISU rules and commit it, all in
-    one transaction; UsageError (nothing written) when a rule refuses any of it."""
+    one transaction; UsageError (nothing written) when a rule refuses any of it.
+
+    A retry is stored once: the same `idempotency_key` (by default, one derived from the
+    namespace and everything the call says) within `REMEMBER_WINDOW_S` seconds of a commit
+    returns that request's result with `already_committed`, and writes nothing."""
     check_request_text(text)
     final = {"type": "final", "answer": answer or "recorded", "summary": summary}
     try:
@@ -66,11 +79,16 @@ def remember_plan(
     agent.ops.writable("remember")
     if _relates_to_the_past(step):
         yield from agent.refresh_plan()  # the rules check relations against the index shown
+    key = _key_of(agent.ops.namespace, text, step, idempotency_key)
 
-    def work() -> TxWork[tuple[RunResult, list[Relation]]]:
-        return _one_request(agent, text, step, redact)
+    def work() -> TxWork[tuple[RunResult, list[Relation]] | str]:
+        return _one_request(agent, text, step, redact, key)
 
-    done: tuple[RunResult, list[Relation]] = yield Transaction(work)
+    done: tuple[RunResult, list[Relation]] | str = yield Transaction(work)
+    if isinstance(done, str):  # the request this call repeats
+        earlier = yield from committed_result(agent.ops, done)
+        assert earlier is not None  # committed, and a forget would have taken its key
+        return replace(earlier, already_committed=True)
     result, relations = done
     if any(r.type is RelationType.SUPERSEDES for r in relations):
         # The cached index marks what this request superseded (the next refresh would not).
@@ -78,11 +96,21 @@ def remember_plan(
     return result
 
 
+def _key_of(namespace: str, text: str, step: StepOutput, given: str | None) -> str:
+    """The stored idempotency key: the caller's, or one from everything the call says (so
+    the same fact sent again is the same call), hashed with the namespace."""
+    said = given if given is not None else json.dumps([text, step.model_dump(mode="json")])
+    kind = "given" if given is not None else "derived"
+    return hashlib.sha256(f"{namespace}\x00{kind}\x00{said}".encode()).hexdigest()
+
+
 def _one_request(
-    agent: AgentCore[Any], text: str, step: StepOutput, redact: Redactor[Any] | None
-) -> TxWork[tuple[RunResult, list[Relation]]]:
+    agent: AgentCore[Any], text: str, step: StepOutput, redact: Redactor[Any] | None, key: str
+) -> TxWork[tuple[RunResult, list[Relation]] | str]:
     ops = agent.ops
-    seq = yield from ops.begin_in_transaction()
+    seq, duplicate = yield from ops.begin_in_transaction(key, REMEMBER_WINDOW_S)
+    if duplicate is not None:
+        return duplicate
     active = ActiveState(
         namespace=ops.namespace, request_id=ids.request_id(seq), seq=seq, text=text
     )
@@ -97,7 +125,9 @@ def _one_request(
                 raise UsageError("; ".join(report.messages) or "the delta was refused")
             outcome, sent = step, True
         elif isinstance(command, Commit):
-            yield from ops.commit_in_transaction(command.bundle)  # rolled back on a refusal
+            request = command.bundle.request.model_copy(update={"idempotency_key": key})
+            bundle = command.bundle.model_copy(update={"request": request})
+            yield from ops.commit_in_transaction(bundle)  # rolled back on a refusal
         elif isinstance(command, Progress):
             report = command.report
         elif not isinstance(command, SaveDraft):  # one transaction: no draft to keep
@@ -114,6 +144,35 @@ def _relates_to_the_past(step: StepOutput) -> bool:
 @cache
 def _no_index() -> RenderedIndex:
     return HistoricalIndex((), 2_000, None).render()
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact to remember in one call (`FlowState.remember_fact`): the state it becomes,
+    and the request that says it.
+
+        Fact("User's name is Ana", Category.ENVIRONMENT, text="I'm Ana")
+    """
+
+    summary: str
+    category: Category | str
+    content: str | None = None  # default: the summary
+    key: str | None = None  # default: from the summary (`key_from`)
+    relations: Sequence[dict[str, str]] = ()  # to states already shown, e.g. SUPERSEDES
+    text: str | None = None  # what the user said (default: the summary)
+    idempotency_key: str | None = None  # default: from the namespace and everything above
+
+    def op(self) -> dict[str, Any]:
+        """The add op this fact is."""
+        category = self.category.value if isinstance(self.category, Category) else self.category
+        return {
+            "op": "add",
+            "key": self.key or key_from(self.summary),
+            "category": category,
+            "summary": self.summary,
+            "content": self.content or self.summary,
+            "relations": [dict(r) for r in self.relations],
+        }
 
 
 def key_from(summary: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any, Generic
 
 from flowstate.engine.agent_core import AgentCore, R
 from flowstate.engine.driver import RunResult
-from flowstate.engine.fact import remember_plan
+from flowstate.engine.fact import Fact, remember_plan
 from flowstate.engine.index import HistoricalIndex, RenderedIndex
 from flowstate.engine.relevance import words
 from flowstate.engine.session_core import SESSION_CONFIG
@@ -85,9 +85,18 @@ class FrontCore(Generic[R]):
         summary: str,
         answer: str,
         redact: Redactor[Any] | None,
+        idempotency_key: str | None = None,
     ) -> Plan[RunResult]:
-        plan = remember_plan(self.host, text, delta, answer=answer, summary=summary, redact=redact)
+        plan = remember_plan(
+            self.host, text, delta, answer=answer, summary=summary, redact=redact,
+            idempotency_key=idempotency_key,
+        )  # fmt: skip
         return (yield from plan)
+
+    def remember_fact(self, fact: Fact, redact: Redactor[Any] | None) -> Plan[RunResult]:
+        """One fact as a whole request: one state, committed in one transaction."""
+        text, key = fact.text or fact.summary, fact.idempotency_key
+        return (yield from self.remember([fact.op()], text, fact.summary, "", redact, key))
 
     def pending(self) -> Plan[list[OpenRequest]]:
         return (yield from self.ops.open_requests())

@@ -16,6 +16,18 @@ from flowstate.models.records import MAX_CONTENT_CHARS, MAX_REQUEST_TEXT_CHARS, 
 from flowstate.models.step import DeltaOp, RelationSpec
 
 ID_CHARS = 200  # longer than any valid id; a longer one is refused before it is looked at
+# The vocabularies as a host's model must read them: it sees only the schemas.
+CATEGORIES = (
+    "category: preference (what the user likes; soft, may be traded off), constraint (a "
+    "requirement that must hold), environment (a fact about the world, the people or the "
+    "tools, e.g. a name or an opening time), decision (a choice made, and why), artifact "
+    "(something produced: a plan, a booking, a draft)"
+)
+RELATIONS = (
+    "relation types, from the new state to its target: DERIVED_FROM (inferred from it), "
+    "DEPENDS_ON (valid only while it is), REFINES (narrows or details it), SUPERSEDES "
+    "(replaces it: it is now stale), CONTRADICTS (conflicts with it; both are kept)"
+)
 
 
 class Args(BaseModel):
@@ -113,7 +125,11 @@ class RecordArgs(Args):
     handle: Handle
     delta: Annotated[
         list[DeltaOp],
-        Field(min_length=1, max_length=100, description="add / update / remove operations"),
+        Field(
+            min_length=1,
+            max_length=100,
+            description="add / update / remove operations. " + CATEGORIES + ". " + RELATIONS,
+        ),
     ]
 
 
@@ -170,7 +186,7 @@ class RememberArgs(Args):
             description="the fact in one line, as the index will show it",
         ),
     ]
-    category: Category = Category.PREFERENCE
+    category: Annotated[Category, Field(description=CATEGORIES)]
     content: Annotated[
         str | None,
         Field(max_length=MAX_CONTENT_CHARS, description="full detail (default: the summary)"),
@@ -181,13 +197,21 @@ class RememberArgs(Args):
     ] = None
     relations: Annotated[
         list[RelationSpec],
-        Field(max_length=8, description="relations to states already shown, e.g. SUPERSEDES"),
+        Field(max_length=8, description="relations to states already shown. " + RELATIONS),
     ] = []
     text: Annotated[
         str | None,
         Field(
             max_length=MAX_REQUEST_TEXT_CHARS,
             description="what the user said, kept as the request (default: the summary)",
+        ),
+    ] = None
+    idempotency_key: Annotated[
+        str | None,
+        Field(
+            max_length=200,
+            description="the same key within 10 minutes stores the fact once (default: one "
+            "from the fact itself: send a new key to store the same fact twice on purpose)",
         ),
     ] = None
 
@@ -329,6 +353,9 @@ class RememberOut(Out):
     request_id: str
     state_id: str
     states_added: list[str]
+    already_committed: bool = Field(
+        False, description="the same call was stored moments before: this is that request"
+    )
 
 
 class ForgetOut(Out):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from flowstate.engine.fact import key_from
+from flowstate.engine.fact import Fact
 from flowstate.errors import CommitUncertain, FlowStateError, StoreError, UsageError
 from flowstate.mcp import schemas as s
 from flowstate.mcp.catalog import SPECS, ToolSpec
@@ -151,29 +151,32 @@ class MemoryTools:
 
     def memory_remember(self, args: s.RememberArgs) -> Result:
         fs = self.memory.get()
-        key = args.key or key_from(args.summary)
-        op = {
-            "op": "add",
-            "key": key,
-            "category": args.category.value,
-            "summary": args.summary,
-            "content": args.content or args.summary,
-            "relations": [r.model_dump(mode="json") for r in args.relations],
-        }
+        fact = Fact(
+            args.summary,
+            args.category,
+            content=args.content,
+            key=args.key,
+            relations=[r.model_dump(mode="json") for r in args.relations],
+            text=args.text,
+            idempotency_key=args.idempotency_key,
+        )
         try:
-            result = fs.remember([op], args.text or args.summary, summary=args.summary)
+            result = fs.remember_fact(fact)
         except CommitUncertain as e:  # the one transaction may have landed before the cut
             raise UsageError(
-                f"{e}. Before remembering it again, look for it with memory_search (or the "
-                "newest request in memory_history): a fact that landed is there whole."
+                f"{e}. Send the same call again: a fact that landed is found and stored once "
+                "(within 10 minutes)."
             ) from e
         self._browse(fs).shown(result.states_added)  # shown to the model by this very reply
+        [state_id] = result.states_added
         out = s.RememberOut(
             request_id=result.request_id,
-            state_id=f"{result.request_id}.{key}",
+            state_id=state_id,
             states_added=result.states_added,
+            already_committed=result.already_committed,
         )
-        return out, f"remembered as {out.state_id} (request {out.request_id}, committed)"
+        again = ", stored before: not stored twice" if result.already_committed else ""
+        return out, f"remembered as {state_id} (request {out.request_id}, committed{again})"
 
     def memory_begin(self, args: s.BeginArgs) -> Result:
         session = self.memory.get().begin(args.text)

@@ -98,6 +98,8 @@ class Request(Record):
     # The hash of the handle of the client that ran it, so that its retried commit is
     # recognised (by it alone) after a restart; None (not stored) for an agent's request.
     handle_hash: str | None = Field(None, repr=False)
+    # A one-call request's idempotency key (a hash): a retry within the window finds it.
+    idempotency_key: str | None = Field(None, repr=False)
 
     @model_validator(mode="after")
     def _id_matches_seq(self) -> Request:

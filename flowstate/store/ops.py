@@ -267,13 +267,17 @@ class Ops:
 
         yield Transaction(work)
 
-    def begin_in_transaction(self) -> TxWork[int]:
+    def begin_in_transaction(
+        self, key: str | None = None, window_s: int = 0
+    ) -> TxWork[tuple[int, str | None]]:
         """Inside a write transaction: the next request seq for a request begun and committed
         in that same transaction (the counter node stays write-locked until it ends, so
-        commits around it wait; other requests may be open meanwhile)."""
+        commits around it wait; other requests may be open meanwhile). Second, the id of a
+        request committed under idempotency `key` in the last `window_s` seconds: then no
+        seq is handed out, and nothing is to be written."""
         self.writable("start a request")
-        [row] = yield self.stmt(Q.BEGIN_FACT)
-        return int(row["seq"])
+        [row] = yield self.stmt(Q.BEGIN_FACT, key=key, window_s=window_s)
+        return int(row["seq"]), row["duplicate"]
 
     def commit_in_transaction(self, bundle: RequestBundle) -> TxWork[None]:
         """Inside a write transaction: write one finished request that has no draft."""

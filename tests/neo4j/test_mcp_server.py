@@ -173,7 +173,7 @@ def test_hostile_arguments_are_never_echoed_in_full(store: Store, repo: Reposito
             ("memory_reveal", {"ids": [huge]}),
             ("memory_why", {"state_id": huge}),
             ("memory_search", {"query": huge}),
-            ("memory_remember", {"summary": huge}),
+            ("memory_remember", {"summary": huge, "category": "environment"}),
         ]
         await ok(client, "memory_begin", text="open")
         calls.append(
@@ -266,7 +266,12 @@ def test_forget_needs_the_flag_scrubs_drafts_and_search(store: Store, repo: Repo
     async def script(client: Any) -> None:
         tools = await tools_of(client)
         assert tools["memory_forget"]["annotations"]["destructiveHint"] is True
-        fact = await ok(client, "memory_remember", summary="Lives at Rua Augusta 12, Lisbon")
+        fact = await ok(
+            client,
+            "memory_remember",
+            summary="Lives at Rua Augusta 12, Lisbon",
+            category="environment",
+        )
         assert (await ok(client, "memory_search", query="augusta"))["hits"]
         begun = await ok(client, "memory_begin", text="where do I live")
         rid = begun["request_id"]
@@ -295,13 +300,15 @@ def test_remember_is_one_request_in_one_call(store: Store, repo: Repository) -> 
             client, "memory_remember", summary="Prefers an aisle seat", category="preference"
         )
         assert fact == {"request_id": "r2", "state_id": "r2.prefers_aisle_seat",
-                        "states_added": ["r2.prefers_aisle_seat"]}  # fmt: skip
+                        "states_added": ["r2.prefers_aisle_seat"],
+                        "already_committed": False}  # fmt: skip
         opened = await ok(client, "memory_reveal", ids=[fact["state_id"]])
         assert opened["states"][0]["content"] == "Prefers an aisle seat"
         newer = await ok(
             client,
             "memory_remember",
             summary="Prefers a window seat now",
+            category="preference",
             key="seat",
             relations=[{"type": "SUPERSEDES", "target": fact["state_id"]}],
         )
@@ -311,11 +318,14 @@ def test_remember_is_one_request_in_one_call(store: Store, repo: Repository) -> 
             client,
             "memory_remember",
             summary="x",
+            category="environment",
             relations=[{"type": "DEPENDS_ON", "target": "r9.unknown"}],
         )
         assert failed.error and "r9.unknown" in failed.text
         await ok(client, "memory_begin", text="open one")
-        beside = await ok(client, "memory_remember", summary="Lives in Porto")  # r4 stays open
+        beside = await ok(
+            client, "memory_remember", summary="Lives in Porto", category="environment"
+        )  # r4 stays open
         assert beside["request_id"] == "r5"
         await ok(client, "memory_discard", request_id="r4")
         for again, extra in (("memory_discard", {}), ("memory_commit", {"answer": "x"})):

@@ -290,7 +290,7 @@ def test_initialize_is_answered_before_neo4j_and_a_call_says_why_it_waits() -> N
         answered = time.perf_counter() - started
         async with stack:
             tools = await tools_of(session)
-            first = await call(session, "memory_remember", summary="x")
+            first = await call(session, "memory_remember", summary="x", category="environment")
             return answered, tools, first
 
     answered, tools, first = asyncio.run(run())
@@ -407,7 +407,9 @@ def test_two_servers_remembering_at_once_never_share_an_id(repo: Repository) -> 
             await ok(session, "memory_index")  # connected
             made = []
             for n in range(10):
-                fact = await ok(session, "memory_remember", summary=f"fact {n} of server {tag}")
+                fact = await ok(
+                    session, "memory_remember", summary=f"fact {n} of {tag}", category="environment"
+                )
                 made.append(fact["request_id"])
             return made
 

@@ -47,7 +47,10 @@ if (flag === "--read-only") {
   await call("memory_index", {});
   await call("memory_search", { query: "window seat" });
 } else {
-  const fact = await call("memory_remember", { summary: "Prefers a window seat on trains" });
+  const fact = await call("memory_remember", {
+    summary: "Prefers a window seat on trains",
+    category: "preference",
+  });
   const stateId = fact.structuredContent.state_id;
   await call("memory_search", { query: "window seat" });
   await call("memory_reveal", { ids: [stateId] });

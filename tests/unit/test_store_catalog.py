@@ -97,7 +97,7 @@ def test_unknown_query_is_a_key_error():
 
 def test_schema_splits_into_idempotent_statements():
     parts = catalog.statements(Q.SCHEMA)
-    assert len(parts) == 13
+    assert len(parts) == 14
     for part in parts:
         assert part.startswith("CREATE ") and "IF NOT EXISTS" in part
         assert ";" not in part and "//" not in part

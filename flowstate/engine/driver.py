@@ -112,6 +112,8 @@ class StepDriver:
         self._fresher: RenderedIndex | None = None  # an index for the next prompt
         self._steps = self._run(start)
         self._started = False
+        self._done: Done | None = None
+        self._failed: str | None = None
 
     def start(self) -> Command:
         """The first command."""
@@ -132,11 +134,23 @@ class StepDriver:
         self._fresher = index
 
     def _advance(self, outcome: Any) -> Command:
+        if self._failed is not None:
+            raise FlowStateError(
+                f"this request's driver failed earlier ({self._failed}): resume the request "
+                "from its draft"
+            )
+        if self._done is not None:
+            raise FlowStateError(f"request {self.active.request_id} is done: nothing follows")
         try:
             return self._steps.send(outcome)
         except StopIteration as end:  # the generator returns its Done
-            done: Done = end.value
-            return done
+            self._done = end.value
+            return self._done
+        except BaseException as e:
+            # A machine that failed says so at its next use (a generator that raised would
+            # answer a later send with an empty StopIteration, read as a None result).
+            self._failed = f"{type(e).__name__}: {e}"[:300]
+            raise
 
     # -- the loop, written as one generator: each `yield` is a command and its outcome ------
 
@@ -170,7 +184,7 @@ class StepDriver:
             shown = self.index if host else shown
             completion = _host_step(answer) if isinstance(answer, StepOutput) else answer
             vis = self.logic.visibility(active, shown)
-            verdict, report = self.logic.absorb(active, completion, vis)
+            verdict, report = self.logic.absorb(active, completion, vis, model_call=not host)
             self._tell([*notices, *([] if host else self._take_fresher())], report)
             if verdict.done:
                 done = yield from self._finish(verdict, report)

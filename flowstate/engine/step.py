@@ -111,12 +111,19 @@ class StepLogic:
         )
 
     def absorb(
-        self, active: ActiveState, completion: Completion[StepOutput], vis: Visibility
+        self,
+        active: ActiveState,
+        completion: Completion[StepOutput],
+        vis: Visibility,
+        *,
+        model_call: bool = True,
     ) -> tuple[StepVerdict, StepReport]:
         """Apply one step's output; the verdict says what comes next, the report what the
-        step did (the driver completes it with what the shell's I/O brought)."""
+        step did (the driver completes it with what the shell's I/O brought). A host's step
+        (`model_call` False) is no call of ours: `active.calls` stays one per model call."""
         active.step += 1
-        active.calls.append(completion.usage)
+        if model_call:
+            active.calls.append(completion.usage)
         report = StepReport(active.step)
         try:
             verdict = self._absorb(active, completion, vis, report)

@@ -38,6 +38,7 @@ def test_only_the_handle_opens_a_request_and_a_refusal_changes_nothing(
     assert repo.open_request(session.request_id) == before
     assert fs.session(session.request_id, session.handle) is session
     result = session.commit("Booked", "Hotel booked")
+    assert result.calls == [] and result.steps == 2  # the host's steps: no model call of ours
     # Its retried commit is answered to it alone.
     again = fs.session(session.request_id, session.handle)
     retried = again.commit("Booked")

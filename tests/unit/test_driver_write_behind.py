@@ -85,3 +85,41 @@ def test_a_request_picked_up_in_memory_is_saved_with_its_first_call() -> None:
     """After a database failure the draft on record may be older than the Active State."""
     first = _commands(Start.INFLIGHT)[0]
     assert isinstance(first, CallModel) and first.save is not None
+
+
+def test_a_driver_that_failed_says_so_at_its_next_use() -> None:
+    import pytest
+
+    from flowstate.errors import FlowStateError
+
+    active = ActiveState(namespace="ns", request_id="r1", seq=1, text="plan")
+    index = RenderedIndex(
+        text="", tokens=0, budget=2000, collapsed=frozenset(), state_ids=frozenset()
+    )
+    driver = StepDriver(active, index, StepLogic([lookup], AgentConfig()), start=Start.DRAFT)
+    assert isinstance(driver.start(), CallModel)
+    with pytest.raises(AttributeError):
+        driver.send("not a completion")  # a shell's bug, inside the machine
+    with pytest.raises(FlowStateError, match="driver failed earlier .*AttributeError"):
+        driver.send(Completion("", StepOutput(), Usage(calls=1)))
+
+
+def test_a_done_driver_refuses_more() -> None:
+    import pytest
+
+    from flowstate.errors import FlowStateError
+
+    seen = _commands(Start.DRAFT)
+    assert seen  # ran to Done
+    active = ActiveState(namespace="ns", request_id="r1", seq=1, text="plan")
+    index = RenderedIndex(
+        text="", tokens=0, budget=2000, collapsed=frozenset(), state_ids=frozenset()
+    )
+    driver = StepDriver(active, index, StepLogic([lookup], AgentConfig()), start=Start.DRAFT)
+    driver.start()
+    final = StepOutput.model_validate(STEPS[2])
+    command = driver.send(Completion("", final, Usage(calls=1)))
+    while not isinstance(command, Done):
+        command = driver.send(None)
+    with pytest.raises(FlowStateError, match="is done"):
+        driver.send(None)

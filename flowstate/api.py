@@ -34,7 +34,7 @@ from flowstate.errors import FlowStateError, RequestHeld, UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.llm.scripted import ScriptedModel
 from flowstate.models.records import Request
-from flowstate.models.views import Provenance, RevealedState
+from flowstate.models.views import Provenance, RecordView, RevealedState
 from flowstate.safety.redaction import Redactor
 from flowstate.safety.retention import RetentionPolicy, apply_retention
 from flowstate.settings import Neo4jSettings
@@ -338,6 +338,13 @@ class FlowState:
     def reveal(self, ids: Sequence[str]) -> list[RevealedState]:
         """Past states with full content and their relations (type and other end's id only)."""
         return self.repository.run(self._front.reveal(ids))
+
+    def get(self, record_id: str) -> RecordView:
+        """One record by its id: a state (`RevealedState`: content, relations as type and
+        id, the states superseding it), a request (`RequestRecord`: with its states' lines),
+        an observation (r3.o1) or an action decision (r3.a1). NotFoundError unless it
+        exists. What `flowstate show ID` prints."""
+        return self.repository.run(self._front.get(record_id))
 
     def history(self) -> list[Request]:
         """The namespace's committed requests, oldest first."""

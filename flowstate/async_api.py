@@ -36,7 +36,7 @@ from flowstate.errors import FlowStateError, RequestHeld, UsageError
 from flowstate.llm.client import ModelClient
 from flowstate.llm.scripted import ScriptedModel
 from flowstate.models.records import Request
-from flowstate.models.views import Provenance, RevealedState
+from flowstate.models.views import Provenance, RecordView, RevealedState
 from flowstate.safety.redaction import Redactor
 from flowstate.safety.retention import RetentionPolicy, apply_retention
 from flowstate.settings import Neo4jSettings
@@ -249,6 +249,10 @@ class AsyncFlowState:
     async def reveal(self, ids: Sequence[str]) -> list[RevealedState]:
         """Past states with full content and their relations (type and other end's id only)."""
         return await self.repository.run(self._front.reveal(ids))
+
+    async def get(self, record_id: str) -> RecordView:
+        """One record by its id, as `FlowState.get`."""
+        return await self.repository.run(self._front.get(record_id))
 
     async def history(self) -> list[Request]:
         """The namespace's committed requests, oldest first."""

@@ -42,9 +42,9 @@ def open_memory(
     say = say or _say
     from flowstate.api import FlowState
     from flowstate.local.embedded import resolve_database
+    from flowstate.models.ids import check_namespace
     from flowstate.safety.retention import RetentionPolicy
     from flowstate.settings import LocalServerSettings, MemorySettings, Neo4jSettings
-    from flowstate.store.codec import check_namespace
 
     check_namespace(namespace)  # before a local server may be started for nothing
     policy = None

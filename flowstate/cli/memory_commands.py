@@ -13,8 +13,8 @@ from flowstate.cli.show_command import request_text
 from flowstate.errors import NotFoundError, UsageError
 
 if TYPE_CHECKING:
+    from flowstate.api import NamespaceContents
     from flowstate.models.records import Request
-    from flowstate.store.forgetting import NamespaceContents
 
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 

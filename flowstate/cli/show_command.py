@@ -8,12 +8,10 @@ import click
 
 from flowstate.cli.common import emit, fails_cleanly
 from flowstate.cli.connect import namespace_option, open_memory
-from flowstate.errors import UsageError
 
 if TYPE_CHECKING:
     from flowstate.models.records import ActionDecision, Observation, Request
-    from flowstate.models.views import Direction, RevealedState
-    from flowstate.store import Repository
+    from flowstate.models.views import Direction, RecordView, RevealedState
 
 
 @click.command()
@@ -33,39 +31,35 @@ def show(record_id: str, namespace: str, as_json: bool) -> None:
       flowstate show r4.a1 -N demo      # the approval decision on a consequential call
     """
     with open_memory(namespace, read_only=True) as fs:
-        data, human = _shown(fs.repository, record_id)
+        found = fs.get(record_id)
+    data, human = _shown(found)
     emit(data, as_json, human)
 
 
-def _shown(repo: Repository, record_id: str) -> tuple[dict, str]:
+def _shown(found: RecordView) -> tuple[dict, str]:
     from flowstate.engine.index import state_line
-    from flowstate.models import ids
+    from flowstate.models.records import Observation
+    from flowstate.models.views import RequestRecord, RevealedState
 
-    if ids.is_state_id(record_id):
-        [revealed] = repo.reveal([record_id])
+    if isinstance(found, RevealedState):
         data = {
             "kind": "state",
-            **revealed.state.model_dump(mode="json"),
-            "relations": [r.model_dump(mode="json") for r in revealed.relations],
-            "superseded_by": revealed.superseded_by,
+            **found.state.model_dump(mode="json"),
+            "relations": [r.model_dump(mode="json") for r in found.relations],
+            "superseded_by": found.superseded_by,
         }
-        return data, state_text(revealed)
-    if ids.is_request_id(record_id):
-        req = repo.get_request(record_id)
-        states = repo.request_states(record_id)
+        return data, state_text(found)
+    if isinstance(found, RequestRecord):
         data = {
             "kind": "request",
-            **req.model_dump(mode="json"),
-            "states": [s.model_dump(mode="json") for s in states],
+            **found.request.model_dump(mode="json", exclude={"handle_hash", "idempotency_key"}),
+            "states": [s.model_dump(mode="json") for s in found.states],
         }
-        return data, "\n".join([request_text(req), *(state_line(s) for s in states)])
-    if ids.is_observation_id(record_id):
-        obs = repo.get_observation(record_id)
-        return {"kind": "observation", **obs.model_dump(mode="json")}, observation_text(obs)
-    if ids.is_decision_id(record_id):
-        decision = repo.get_decision(record_id)
-        return {"kind": "decision", **decision.model_dump(mode="json")}, decision_text(decision)
-    raise UsageError(f"{record_id!r} is not an id like r3, r3.key, r3.o1 or r3.a1")
+        lines = [request_text(found.request), *(state_line(s) for s in found.states)]
+        return data, "\n".join(lines)
+    if isinstance(found, Observation):
+        return {"kind": "observation", **found.model_dump(mode="json")}, observation_text(found)
+    return {"kind": "decision", **found.model_dump(mode="json")}, decision_text(found)
 
 
 def request_text(req: Request) -> str:

@@ -25,12 +25,12 @@ from flowstate.engine.step import AgentConfig
 from flowstate.errors import NotFoundError, UsageError
 from flowstate.models import ids
 from flowstate.models.records import Request
-from flowstate.models.views import Provenance, RevealedState
+from flowstate.models.views import Provenance, RecordView, RevealedState
 from flowstate.safety.redaction import Redactor
 from flowstate.store.holds import OpenRequest
 from flowstate.store.namespace_node import NamespaceSummary, Stamp, list_namespaces
 from flowstate.store.plans import Plan
-from flowstate.store.reading import history, provenance
+from flowstate.store.reading import history, provenance, record
 from flowstate.store.search import SearchHit
 
 
@@ -65,6 +65,9 @@ class FrontCore(Generic[R]):
 
     def reveal(self, state_ids: Sequence[str]) -> Plan[list[RevealedState]]:
         return (yield from self.ops.reveal(state_ids))
+
+    def get(self, record_id: str) -> Plan[RecordView]:
+        return (yield from record(self.ops, record_id))
 
     def history(self) -> Plan[list[Request]]:
         return (yield from history(self.ops))

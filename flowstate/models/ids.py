@@ -7,8 +7,23 @@ from __future__ import annotations
 
 import re
 
+from flowstate.errors import ValidationFailed
+
 KEY_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$"
+
+
+def check_namespace(namespace: object) -> str:
+    """`namespace` when it is a valid namespace name; ValidationFailed otherwise."""
+    if not isinstance(namespace, str) or not re.fullmatch(NAMESPACE_PATTERN, namespace):
+        said = repr(namespace)[:60] + ("..." if len(repr(namespace)) > 60 else "")
+        raise ValidationFailed(
+            f"invalid namespace {said}: use 1-128 letters, digits, '_', '.' or '-', "
+            "starting with a letter or digit"
+        )
+    return namespace
+
+
 REQUEST_ID_PATTERN = r"^r[1-9][0-9]*$"
 STATE_ID_PATTERN = r"^r[1-9][0-9]*\.[a-z][a-z0-9_]{0,63}$"
 OBSERVATION_ID_PATTERN = r"^r[1-9][0-9]*\.o[1-9][0-9]*$"

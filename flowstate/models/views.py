@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flowstate.models.records import Observation, Request, StateNode
+from flowstate.models.records import ActionDecision, Observation, Request, StateNode
 from flowstate.models.vocab import Category
 
 _OUTPUT_CHARS = 160  # of an observation's output, in a provenance tree
@@ -67,6 +67,13 @@ class RevealedState(_View):
     @property
     def superseded_by(self) -> list[str]:
         return [r.other for r in self.relations if r.type == "SUPERSEDES" and r.direction == "in"]
+
+
+class RequestRecord(_View):
+    """A committed request and the lines of the states it made (`FlowState.get("r3")`)."""
+
+    request: Request
+    states: list[IndexState]
 
 
 class Edge(NamedTuple):
@@ -141,3 +148,7 @@ class Provenance(_View):
             for r in self.requests
         ]
         return "\n".join(lines)
+
+
+# What `FlowState.get(id)` returns, by the id's kind.
+RecordView = RevealedState | RequestRecord | Observation | ActionDecision

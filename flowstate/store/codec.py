@@ -8,7 +8,6 @@ which the writing query converts with `datetime()`; they come back as equal Pyth
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -18,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from flowstate.errors import StoreError, ValidationFailed
 from flowstate.models import ActionDecision, Observation, Request, StateNode, Usage, ids
+from flowstate.models.ids import check_namespace as check_namespace  # the store checks it too
 
 M = TypeVar("M", bound=BaseModel)
 Record = Request | StateNode | Observation | ActionDecision
@@ -49,15 +49,6 @@ def revalidate(model: M) -> M:
         return type(model).model_validate(model.model_dump())
     except ValidationError as e:
         raise ValidationFailed(f"invalid {type(model).__name__}: {describe(e)}") from e
-
-
-def check_namespace(namespace: str) -> str:
-    if not isinstance(namespace, str) or not re.fullmatch(ids.NAMESPACE_PATTERN, namespace):
-        raise ValidationFailed(
-            f"invalid namespace {shown(namespace)}: use 1-128 letters, digits, '_', '.' or '-', "
-            "starting with a letter or digit"
-        )
-    return namespace
 
 
 def _strict(test: Callable[[str], bool]) -> Callable[[str], bool]:

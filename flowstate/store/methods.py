@@ -12,18 +12,31 @@ A method's docstring is its plan's.
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
 from flowstate.store import forgetting, reading, transfer
 from flowstate.store.ops import Ops
 from flowstate.store.plans import Plan
 
-if TYPE_CHECKING:
-    from flowstate.store.async_repository import AsyncRepository
-    from flowstate.store.repository import Repository
-
 P = ParamSpec("P")
 T = TypeVar("T")
+R = TypeVar("R")
+
+
+class _AsyncRunner(Protocol):
+    """What `AsyncRepository` is to a method: `run` awaits a plan."""
+
+    ops: Ops
+
+    async def run(self, plan: Plan[R]) -> R: ...
+
+
+class _Runner(Protocol):
+    """What `Repository` is to a method: `run` performs a plan."""
+
+    ops: Ops
+
+    def run(self, plan: Plan[R]) -> R: ...
 
 
 class runs(Generic[P, T]):  # noqa: N801  # reads as what it is: `index = runs(Ops.index)`
@@ -43,11 +56,11 @@ class runs(Generic[P, T]):  # noqa: N801  # reads as what it is: `index = runs(O
 
     @overload
     def __get__(
-        self, repo: AsyncRepository, owner: type | None = None
+        self, repo: _AsyncRunner, owner: type | None = None
     ) -> Callable[P, Coroutine[Any, Any, T]]: ...
 
     @overload
-    def __get__(self, repo: Repository, owner: type | None = None) -> Callable[P, T]: ...
+    def __get__(self, repo: _Runner, owner: type | None = None) -> Callable[P, T]: ...
 
     def __get__(self, repo: Any, owner: type | None = None) -> Any:
         if repo is None:

@@ -11,7 +11,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from flowstate.errors import ValidationFailed
+from flowstate.errors import UsageError, ValidationFailed
 from flowstate.models import (
     ActionDecision,
     Evidence,
@@ -22,7 +22,7 @@ from flowstate.models import (
     StateNode,
     ids,
 )
-from flowstate.models.views import Edge, Provenance
+from flowstate.models.views import Edge, Provenance, RecordView, RequestRecord
 from flowstate.store.catalog import Q
 from flowstate.store.codec import check_id, from_props, shown
 from flowstate.store.ops import STATE_TYPES, Ops
@@ -58,6 +58,23 @@ def get_observation(ops: Ops, observation_id: str) -> Plan[Observation]:
 def get_decision(ops: Ops, decision_id: str) -> Plan[ActionDecision]:
     """One action decision; NotFoundError unless it exists."""
     return (yield from ops.get(ActionDecision, "decision", decision_id))
+
+
+def record(ops: Ops, record_id: str) -> Plan[RecordView]:
+    """One record by its id's kind: a state (revealed: content, relations as type and id,
+    newer states), a request with its states' lines, an observation or an action decision.
+    NotFoundError unless it exists; UsageError for a string that is no id."""
+    if ids.is_state_id(record_id):
+        [revealed] = yield from ops.reveal([record_id])
+        return revealed
+    if ids.is_request_id(record_id):
+        request = yield from get_request(ops, record_id)
+        return RequestRecord(request=request, states=(yield from ops.request_states(record_id)))
+    if ids.is_observation_id(record_id):
+        return (yield from get_observation(ops, record_id))
+    if ids.is_decision_id(record_id):
+        return (yield from get_decision(ops, record_id))
+    raise UsageError(f"{shown(record_id)} is not an id like r3, r3.key, r3.o1 or r3.a1")
 
 
 def next_request_seq(ops: Ops) -> Plan[int]:

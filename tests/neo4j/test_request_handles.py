@@ -120,3 +120,26 @@ def test_the_async_front_door_holds_the_same_rule(
 
     async_shell.wait(run())
     assert repo.open_requests() == []
+
+
+def test_get_reads_one_record_of_each_kind(store: Store, namespace: str, repo: Repository) -> None:
+    from flowstate.errors import NotFoundError
+    from flowstate.models.views import RequestRecord, RevealedState
+
+    fs = FlowState(store, namespace)
+    session = fs.begin("Find a hotel")
+    oid = session.observe("search", {"city": "Lisbon"}, "Casa Azul, 120 EUR")
+    session.record([add("hotel", "decision") | {"evidence": [oid]}])
+    session.guard("book", {"id": "H1"}, cites=["r1.hotel"])
+    session.commit("Casa Azul", "Hotel found")
+    state = fs.get("r1.hotel")
+    assert isinstance(state, RevealedState) and state.state.id == "r1.hotel"
+    request = fs.get("r1")
+    assert isinstance(request, RequestRecord)
+    assert [s.id for s in request.states] == ["r1.hotel"] and request.request.answer == "Casa Azul"
+    assert fs.get(oid).id == oid and fs.get("r1.a1").id == "r1.a1"  # type: ignore[union-attr]
+    with pytest.raises(NotFoundError):
+        fs.get("r9.nothing")
+    with pytest.raises(UsageError, match="is not an id like r3"):
+        fs.get("MATCH (n) DETACH DELETE n")
+    fs.close()

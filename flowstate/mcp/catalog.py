@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from flowstate.mcp import schemas as s
+from flowstate.compact import schemas as s
 
 
 @dataclass(frozen=True)

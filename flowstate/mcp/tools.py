@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from flowstate.compact import render
+from flowstate.compact import schemas as s
+from flowstate.compact.paging import page_of
 from flowstate.engine.fact import Fact
 from flowstate.errors import CommitUncertain, FlowStateError, StoreError, UsageError
-from flowstate.mcp import schemas as s
 from flowstate.mcp.catalog import SPECS, ToolSpec
-from flowstate.mcp.paging import pack, page_of
 
 if TYPE_CHECKING:
     from flowstate.api import FlowState
@@ -34,7 +35,7 @@ MAX_ERROR_CHARS = 4_000
 MAX_PROBLEMS = 8  # argument problems listed; the rest are counted
 ID_SHOWN = 40  # characters of a request id quoted back
 log = logging.getLogger("flowstate.mcp")
-Result = tuple[s.Out, str]
+Result = render.Result
 
 
 class Refused(Exception):
@@ -87,23 +88,7 @@ class MemoryTools:
         )
 
     def memory_history(self, args: s.HistoryArgs) -> Result:
-        fs = self.memory.get()
-        lines = [
-            s.HistoryLineOut(
-                id=r.id,
-                finished_at=r.finished_at.isoformat(timespec="seconds"),
-                outcome=r.outcome.value,
-                summary=r.summary,
-            )
-            for r in fs.history()
-        ]
-        pages = pack([x.model_dump() for x in lines], self.page_chars) or [[]]
-        chosen = _page(pages, args.page)
-        out = s.HistoryOut(requests=chosen, page=args.page, pages=len(pages))
-        text = "\n".join(
-            f"{x['id']}  {x['finished_at']}  {x['outcome']}  {x['summary']}" for x in chosen
-        )
-        return out, _footer(text or "no requests yet", args.page, len(pages))
+        return render.history(self.memory.get().history(), args.page, self.page_chars)
 
     def memory_why(self, args: s.WhyArgs) -> Result:
         fs = self.memory.get()
@@ -113,24 +98,11 @@ class MemoryTools:
         return out, page.render()
 
     def memory_search(self, args: s.SearchArgs) -> Result:
-        from flowstate.engine.relevance import words
-
         fs = self.memory.get()
         session = self._session(args.request_id, args.handle) if args.request_id else None
         hits = fs.search(args.query, args.limit)
-        found = [h.id for h in hits]
-        (session or self._browse(fs)).shown(found)
-        out = s.SearchOut(
-            request_id=args.request_id,
-            words=words(args.query),
-            hits=[s.HitOut(**h.model_dump()) for h in hits],
-        )
-        lines = [
-            f"{h.id} [{h.category.value}] {h.summary}"
-            + (f"  (SUPERSEDED by {h.superseded_by})" if h.superseded_by else "")
-            for h in hits
-        ]
-        return out, "\n".join(lines) or f"no state matches {' '.join(out.words) or args.query!r}"
+        (session or self._browse(fs)).shown([h.id for h in hits])
+        return render.search(hits, args.query, args.request_id)
 
     def memory_reveal(self, args: s.RevealArgs) -> Result:
         fs = self.memory.get()
@@ -232,18 +204,7 @@ class MemoryTools:
         again = session.closed
         result = self._step(session, lambda x: x.commit(args.answer, args.summary))
         self._browse(fs).shown(result.states_added)  # shown to the model by this very reply
-        out = s.CommitOut(
-            request_id=result.request_id,
-            outcome=result.outcome.value,
-            states_added=result.states_added,
-            revealed=result.revealed,
-            dropped=result.dropped,
-            error=result.error,
-            already_committed=again,
-        )
-        return out, f"committed {result.request_id} ({result.outcome.value}): " + (
-            ", ".join(result.states_added) or "no states"
-        )
+        return render.commit(result, already_committed=again)
 
     def memory_discard(self, args: s.DiscardArgs) -> Result:
         fs = self.memory.get()
@@ -296,54 +257,7 @@ class MemoryTools:
         return self._browsing[1]
 
     def _revealed(self, opened: Opened, args: s.RevealArgs) -> Result:
-        states = [
-            s.StateOut(
-                id=r.state.id,
-                category=r.state.category.value,
-                summary=r.state.summary,
-                content=r.state.content,
-                relations=[
-                    s.RelationOut(type=x.type, direction=x.direction.value, other=x.other)
-                    for x in r.relations
-                ],
-                superseded_by=r.superseded_by,
-            ).model_dump()
-            for r in opened.states
-        ]
-        observations = [
-            s.ObservationOut(
-                id=o.id, tool=o.tool, arguments=o.arguments, output=o.output, is_error=o.is_error
-            ).model_dump()
-            for o in opened.observations
-        ]
-        requests = [
-            s.RequestLinesOut(
-                id=rid,
-                states=[
-                    s.LineOut(
-                        id=x.id,
-                        category=x.category.value,
-                        summary=x.summary,
-                        superseded_by=x.superseded_by,
-                    )
-                    for x in lines
-                ],
-            ).model_dump()
-            for rid, lines in opened.requests.items()
-        ]
-        pages = pack([*requests, *states, *observations], self.page_chars, "content", "output")
-        chosen = _page(pages or [[]], args.page)
-        out = s.RevealOut(
-            request_id=args.request_id,
-            states=[x for x in chosen if "content" in x],
-            requests=[x for x in chosen if "states" in x],
-            observations=[x for x in chosen if "output" in x],
-            not_opened=opened.rejections if args.page == 1 else [],
-            page=args.page,
-            pages=max(1, len(pages)),
-        )
-        body = json.dumps(out.model_dump(mode="json"), indent=1, ensure_ascii=False)
-        return out, _footer(body, args.page, out.pages)
+        return render.revealed(opened, args.request_id, args.page, self.page_chars)
 
 
 # --- arguments and errors ----------------------------------------------------------------------
@@ -391,16 +305,3 @@ def bounded(message: str) -> str:
         return message
     cut = len(message) - MAX_ERROR_CHARS
     return f"{message[:MAX_ERROR_CHARS]}... ({cut} more characters not shown)"
-
-
-def _page(pages: list[list[dict[str, Any]]], page: int) -> list[dict[str, Any]]:
-    if not 1 <= page <= len(pages):
-        raise UsageError(f"page {page} does not exist: there are {len(pages)} page(s)")
-    return pages[page - 1]
-
-
-def _footer(text: str, page: int, pages: int) -> str:
-    if pages <= 1:
-        return text
-    more = f"call again with page={page + 1} for the rest" if page < pages else "last page"
-    return f"{text}\n\n[page {page} of {pages}; {more}]"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from flowstate.compact.paging import page_of
 from flowstate.errors import UsageError
 from flowstate.mcp.auth import check_binding, is_loopback
-from flowstate.mcp.paging import page_of
 
 
 def test_pages_cover_the_text_and_stay_within_the_size() -> None:

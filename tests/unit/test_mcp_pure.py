@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from flowstate.compact import schemas
+from flowstate.compact.paging import pack
 from flowstate.engine.fact import key_from
 from flowstate.engine.relevance import words
 from flowstate.errors import ValidationFailed
-from flowstate.mcp import schemas
-from flowstate.mcp.paging import pack
 from flowstate.mcp.tools import Refused, validated
 from flowstate.models.ids import KEY_PATTERN
 from flowstate.store.search import lucene_query

@@ -9,6 +9,7 @@ import click
 from flowstate.cli.common import emit, fails_cleanly
 from flowstate.cli.connect import namespace_option, open_memory
 from flowstate.errors import UsageError
+from flowstate.models.wording import counted
 
 if TYPE_CHECKING:
     from flowstate.models.records import ActionDecision, Observation, Request
@@ -71,7 +72,8 @@ def _shown(repo: Repository, record_id: str) -> tuple[dict, str]:
 def request_text(req: Request) -> str:
     return (
         f"{req.id}  {req.finished_at:%Y-%m-%d %H:%M}  {req.outcome.value:<10} "
-        f"{req.steps} steps  {req.usage.prompt_tokens} prompt tokens  {req.summary}"
+        f"{counted(req.steps, 'step')}  {counted(req.usage.prompt_tokens, 'prompt token')}  "
+        f"{req.summary}"
     )
 
 

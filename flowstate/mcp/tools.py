@@ -17,11 +17,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from flowstate.engine.fact import key_from
-from flowstate.errors import CommitUncertain, FlowStateError, StoreError, UsageError
+from flowstate.errors import (
+    CommitUncertain,
+    FlowStateError,
+    NotFoundError,
+    StoreError,
+    UsageError,
+)
 from flowstate.mcp import schemas as s
 from flowstate.mcp.catalog import SPECS, ToolSpec
 from flowstate.mcp.paging import pack, page_of
 from flowstate.models import ids
+from flowstate.models.wording import counted
 
 if TYPE_CHECKING:
     from flowstate.api import FlowState
@@ -241,13 +248,20 @@ class MemoryTools:
         from flowstate.store.drafts import of_ids, of_request
 
         fs, requests = self.memory.get()
-        counts = fs.forget(args.id)
+        try:
+            counts = fs.forget(args.id)
+        except NotFoundError:
+            # Idempotent, as annotated: a call repeated (a reply lost, a retry) finds it gone.
+            return s.ForgetOut(id=args.id, nodes=0, relationships=0), (
+                f"nothing to forget: {args.id} is not in memory (already forgotten, or never "
+                "stored); nothing was deleted"
+            )
         gone = of_request(args.id) if ids.is_request_id(args.id) else of_ids({args.id})
         self._browse(fs).forgotten(gone)
         for session in requests.sessions():
             session.forgotten(gone)
         out = s.ForgetOut(id=args.id, nodes=counts.nodes, relationships=counts.relationships)
-        return out, f"forgot {args.id}: {counts.nodes} nodes, {counts.relationships} relationships"
+        return out, f"forgot {args.id}: {counts.describe()}"
 
     # -- shared -------------------------------------------------------------------------------
 
@@ -351,7 +365,7 @@ def validated(model: type[M], arguments: dict[str, Any]) -> M:
             where = ".".join(str(p) for p in item["loc"])[:120] or "arguments"
             parts.append(f"{where}: {item['msg'].removeprefix('Value error, ')}")
         more = len(problems) - MAX_PROBLEMS
-        tail = f"; and {more} more problems" if more > 0 else ""
+        tail = f"; and {counted(more, 'more problem')}" if more > 0 else ""
         raise Refused(bounded(f"invalid arguments: {'; '.join(parts)}{tail}")) from None
 
 

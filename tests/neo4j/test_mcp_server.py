@@ -284,6 +284,31 @@ def test_forget_needs_the_flag_scrubs_drafts_and_search(store: Store, repo: Repo
     assert "Augusta" not in str(repo.bundles())
 
 
+def test_forget_repeated_succeeds_and_says_the_id_was_gone(store: Store, repo: Repository) -> None:
+    first_requests(store, repo.namespace)
+
+    async def already_gone(client: Any, record_id: str) -> None:
+        again = await call(client, "memory_forget", id=record_id)
+        assert not again.error, again.text
+        assert again.data == {"id": record_id, "nodes": 0, "relationships": 0}
+        assert "not in memory (already forgotten" in again.text
+        assert "nothing was deleted" in again.text
+
+    async def script(client: Any) -> None:
+        fact = await ok(client, "memory_remember", summary="Lives at Rua Augusta 12, Lisbon")
+        state, request = fact["state_id"], fact["request_id"]
+        first = await call(client, "memory_forget", id=state)
+        assert not first.error and first.text.startswith(f"forgot {state}: 1 node, ")
+        await already_gone(client, state)
+        assert (await ok(client, "memory_forget", id=request))["nodes"] == 1
+        await already_gone(client, request)
+        typo = await call(client, "memory_forget", id="r1 budget")
+        assert typo.error and "neither a request id" in typo.text
+
+    hosted(store, repo.namespace, script, allow_forget=True)
+    assert [b.request.id for b in repo.bundles()] == ["r1"]
+
+
 def test_remember_is_one_request_in_one_call(store: Store, repo: Repository) -> None:
     first_requests(store, repo.namespace)
 

@@ -1,6 +1,7 @@
 """`flowstate mcp` as a real subprocess, driven by clients over stdio and streamable HTTP on
 loopback: the Python SDK's, the TypeScript SDK's (under node) and the MCP Inspector CLI (both
-from npm, installed into tests/node by `make install` or CI), against a real Neo4j."""
+from npm, installed into tests/node by `make test-clients`, `make test` or CI), against a real
+Neo4j."""
 
 from __future__ import annotations
 

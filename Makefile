@@ -1,9 +1,11 @@
 # Two commands on a fresh machine:  `make demo` (the main job) and `make test`.
+# The demo needs Python, plus Java and Maven when it starts its own Neo4j; the tests also need
+# node and npm, for the MCP clients they drive the server with.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
-.PHONY: install demo test lint neo4j-stop clean
+.PHONY: install test-clients demo test lint neo4j-stop clean
 
 $(BIN)/flowstate: pyproject.toml bench/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,16 +17,18 @@ $(BIN)/flowstate: pyproject.toml bench/pyproject.toml
 NODE_CLIENTS = tests/node/node_modules/.package-lock.json
 
 $(NODE_CLIENTS): tests/node/package.json tests/node/package-lock.json
-	@command -v npm >/dev/null || { echo "make: npm is missing: the MCP tests need node and npm" >&2; exit 1; }
+	@command -v npm >/dev/null || { echo "make: npm is missing: the MCP tests need node and npm (make demo does not)" >&2; exit 1; }
 	npm ci --prefix tests/node --no-audit --no-fund --loglevel=error
 	@touch $@
 
-install: $(BIN)/flowstate $(NODE_CLIENTS)
+install: $(BIN)/flowstate
+
+test-clients: $(NODE_CLIENTS)
 
 demo: install
 	$(BIN)/flowstate demo
 
-test: install
+test: install test-clients
 	$(BIN)/pytest
 
 lint: install

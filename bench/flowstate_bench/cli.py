@@ -63,7 +63,7 @@ def bench(
     from flowstate_bench.runner import Plan, run
 
     plan = Plan.from_options(quick, million, repeats, keep, build_minutes)
-    settings = resolve_database(Neo4jSettings(), LocalServerSettings(), click.echo)
+    settings = resolve_database(Neo4jSettings(), LocalServerSettings(), _say)
     with Store.connect(settings) as store:
         result = run(store, plan, out)
     for label, size in result["unfinished"].items():
@@ -109,10 +109,15 @@ def mcp_bench(rounds: int, neo4j_memory: str | None, unconfigured: bool, as_json
     from flowstate.settings import LocalServerSettings, Neo4jSettings
     from flowstate_bench.mcp_bench import run_mcp_bench
 
-    settings = resolve_database(Neo4jSettings(), LocalServerSettings(), click.echo)
+    settings = resolve_database(Neo4jSettings(), LocalServerSettings(), _say)
     report = run_mcp_bench(settings.uri, rounds, neo4j_memory, unconfigured)
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
     for section, figures in report.items():
         click.echo(f"{section}: {json.dumps(figures)}")
+
+
+def _say(message: str) -> None:
+    """Which Neo4j is used, on stderr: stdout carries the figures (`--json`)."""
+    click.echo(message, err=True)

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from flowstate.models.wording import counted
+
 if TYPE_CHECKING:
     from flowstate.api import FlowState
     from flowstate.safety.redaction import PatternRedactor
@@ -69,8 +71,9 @@ RETENTION_VARIABLE = "FLOWSTATE_RETENTION"
 
 
 def expired_text(counts: dict[str, dict[str, int]]) -> str:
-    """`3 observation nodes, 1 environment nodes` for the kinds that lost anything."""
-    return ", ".join(f"{c['nodes']} {kind} nodes" for kind, c in counts.items() if c["nodes"])
+    """`3 observation nodes, 1 environment node` for the kinds that lost anything."""
+    lost = [counted(c["nodes"], f"{kind} node") for kind, c in counts.items() if c["nodes"]]
+    return ", ".join(lost)
 
 
 def redactor() -> PatternRedactor | None:

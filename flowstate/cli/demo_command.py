@@ -10,6 +10,7 @@ import click
 from flowstate.cli.common import emit, fails_cleanly
 from flowstate.cli.connect import open_memory
 from flowstate.errors import UsageError
+from flowstate.models.wording import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -73,7 +74,7 @@ def demo(namespace: str, reset: bool, model: str | None, as_json: bool) -> None:
         before = len(fs.history())
         if before:
             console.print(
-                f"Namespace {namespace} already holds {before} requests; the demo "
+                f"Namespace {namespace} already holds {counted(before, 'request')}; the demo "
                 "continues after them (--reset starts clean)."
             )
         with console.status("starting") as status:
@@ -104,7 +105,8 @@ def demo(namespace: str, reset: bool, model: str | None, as_json: bool) -> None:
 
 def _progress_line(row: RequestRow) -> str:
     return (
-        f"[green]{row.request_id}[/] {row.steps} steps, +{row.states_added} states, "
+        f"[green]{row.request_id}[/] {counted(row.steps, 'step')}, "
+        f"+{counted(row.states_added, 'state')}, "
         f"{row.revealed} revealed -> {row.answer[:90]}"
     )
 

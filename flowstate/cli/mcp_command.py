@@ -7,12 +7,16 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from flowstate.cli.common import fails_cleanly
 from flowstate.cli.connect import namespace_option
 from flowstate.errors import UsageError
+
+if TYPE_CHECKING:
+    from flowstate.settings import Neo4jSettings
 
 
 @click.command()
@@ -77,20 +81,8 @@ def mcp(
             f"invalid namespace {namespace[:60]!r}: use 1-128 letters, digits, '_', '.' or '-', "
             "starting with a letter or digit"
         )
-    if print_config:
-        asked = (("--read-only", read_only), ("--allow-forget", allow_forget))
-        flags = [flag for flag, given in asked if given]
-        click.echo(host_config(namespace, flags))
-        return
-    try:
-        from flowstate.mcp import logs
-        from flowstate.mcp.memory import Memory
-        from flowstate.mcp.server import serve
-        from flowstate.mcp.settings import McpSettings
-    except ImportError as e:
-        raise UsageError(
-            f"the MCP server needs the mcp extra: pip install 'flowstate-memory[mcp]' ({e})"
-        ) from e
+    from flowstate.mcp.settings import McpSettings  # pydantic only: no mcp extra needed
+
     # A flag given turns its setting on; without it, FLOWSTATE_MCP_READ_ONLY and
     # FLOWSTATE_MCP_ALLOW_FORGET decide.
     overrides: dict[str, object] = {"namespace": namespace}
@@ -103,8 +95,33 @@ def mcp(
     if draft_ttl is not None:
         overrides["draft_ttl_s"] = draft_ttl
     settings = McpSettings.model_validate(McpSettings().model_dump() | overrides)
-    if settings.read_only:
-        settings = settings.model_copy(update={"allow_forget": False})
+    if settings.read_only and settings.allow_forget:
+        named = [
+            flag if given else f"FLOWSTATE_MCP_{flag[2:].replace('-', '_').upper()}=true"
+            for flag, given in (("--read-only", read_only), ("--allow-forget", allow_forget))
+        ]
+        raise UsageError(
+            f"{named[0]} and {named[1]} exclude each other: a read-only server never forgets. "
+            "Serve reads with one server and forgetting with another."
+        )
+    if print_config:
+        from flowstate.settings import Neo4jSettings
+
+        asked = (("--read-only", settings.read_only), ("--allow-forget", settings.allow_forget))
+        flags = [flag for flag, on in asked if on]
+        database = Neo4jSettings()
+        click.echo(host_config(namespace, flags, database))
+        for note in host_config_notes(database):
+            click.echo(note, err=True)
+        return
+    try:
+        from flowstate.mcp import logs
+        from flowstate.mcp.memory import Memory
+        from flowstate.mcp.server import serve
+    except ImportError as e:
+        raise UsageError(
+            f"the MCP server needs the mcp extra: pip install 'flowstate-memory[mcp]' ({e})"
+        ) from e
     logs.configure()
 
     def open_fs(say: logs.Say):  # noqa: ANN202
@@ -115,18 +132,39 @@ def mcp(
     serve(Memory(open_fs, logs.say), settings, transport, host, port)
 
 
-def host_config(namespace: str, flags: list[str]) -> str:
+def host_config(namespace: str, flags: list[str], database: Neo4jSettings) -> str:
     """The `mcpServers` block for Claude Desktop, Cursor and the like, with this executable's
-    absolute path: hosts start servers without the user's PATH (a venv is never on it)."""
+    absolute path: hosts start servers without the user's PATH (a venv is never on it). The
+    server is the one configured here (FLOWSTATE_NEO4J_URI and its user and database), so the
+    host's server writes where this shell's commands do; a password is never printed."""
     command = shutil.which("flowstate") or sys.argv[0]
     command = str(Path(command).resolve())
+    env = {"FLOWSTATE_NEO4J_URI": database.uri}
+    for name in ("user", "database"):
+        if name in database.model_fields_set:
+            env[f"FLOWSTATE_NEO4J_{name.upper()}"] = getattr(database, name)
     block = {
         "mcpServers": {
             "flowstate": {
                 "command": command,
                 "args": ["mcp", "--namespace", namespace, *flags],
-                "env": {"FLOWSTATE_NEO4J_URI": "bolt://127.0.0.1:7687"},
+                "env": env,
             }
         }
     }
     return json.dumps(block, indent=2)
+
+
+def host_config_notes(database: Neo4jSettings) -> list[str]:
+    """What the block leaves to the reader, said on stderr."""
+    notes = []
+    if not database.configured:
+        notes.append(
+            f"No Neo4j configured (FLOWSTATE_NEO4J_URI): the block names {database.uri}; "
+            "set FLOWSTATE_NEO4J_URI first to name another server."
+        )
+    if database.password is not None:
+        notes.append(
+            "FLOWSTATE_NEO4J_PASSWORD is set but not printed: add it to the block's env yourself."
+        )
+    return notes

@@ -11,9 +11,10 @@ from flowstate.cli.common import confirm, emit, fails_cleanly
 from flowstate.cli.connect import namespace_option, open_memory
 from flowstate.cli.show_command import request_text
 from flowstate.errors import NotFoundError, UsageError
+from flowstate.models.wording import counted
 
 if TYPE_CHECKING:
-    from flowstate.api import NamespaceContents
+    from flowstate.api import FlowState, NamespaceContents
     from flowstate.models.records import Request
 
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
@@ -32,7 +33,7 @@ def index(namespace: str, budget: int | None, as_json: bool) -> None:
       flowstate index -N demo
     """
     with open_memory(namespace, read_only=True) as fs:
-        _require_history(fs.history(), namespace)
+        _require_history(fs, namespace)
         rendered = fs.index(budget)
     data = {
         "text": rendered.text,
@@ -55,7 +56,7 @@ def history(namespace: str, as_json: bool) -> None:
       flowstate history -N demo
     """
     with open_memory(namespace, read_only=True) as fs:
-        requests = _require_history(fs.history(), namespace)
+        requests = _require_history(fs, namespace)
     data = [r.model_dump(mode="json", exclude={"text", "answer"}) for r in requests]
     emit(data, as_json, "\n".join(request_text(r) for r in requests))
 
@@ -107,7 +108,7 @@ def forget(
     emit(
         counts.model_dump(),
         as_json,
-        f"Forgot {what}: {counts.nodes} nodes, {counts.relationships} relationships deleted.",
+        f"Forgot {what}: {counts.describe()} deleted.",
     )
 
 
@@ -128,7 +129,7 @@ def export(namespace: str, output: Path | None) -> None:
       flowstate export -N demo -o demo.jsonl
     """
     with open_memory(namespace, read_only=True) as fs:
-        _require_history(fs.history(), namespace)
+        _require_history(fs, namespace)
         lines = list(fs.export_jsonl())
     if output is None:
         click.echo("".join(lines), nl=False)
@@ -137,7 +138,7 @@ def export(namespace: str, output: Path | None) -> None:
         output.write_text("".join(lines), encoding="utf-8")
     except OSError as e:
         raise UsageError(f"cannot write {output}: {e.strerror or e}") from e
-    click.echo(f"Wrote {len(lines)} lines to {output}.", err=True)
+    click.echo(f"Wrote {counted(len(lines), 'line')} to {output}.", err=True)
 
 
 @click.command(name="import")
@@ -168,7 +169,7 @@ def import_(source: Any, namespace: str, as_json: bool) -> None:
     emit(
         counts.model_dump(),
         as_json,
-        f"Imported into {namespace!r}: {counts.nodes} nodes, {counts.relationships} relationships.",
+        f"Imported into {namespace!r}: {counts.describe()}.",
     )
 
 
@@ -186,8 +187,8 @@ def namespaces(as_json: bool) -> None:
         found = fs.namespaces()
     data = [n.model_dump() for n in found]
     lines = [
-        f"{n.namespace}  {n.requests} requests  {n.states} states  {n.observations} observations"
-        f"  {n.decisions} decisions"
+        f"{n.namespace}  {counted(n.requests, 'request')}  {counted(n.states, 'state')}  "
+        f"{counted(n.observations, 'observation')}  {counted(n.decisions, 'decision')}"
         + (f"  {n.drafts} open" if n.drafts else "")
         + (f" ({n.held} running)" if n.held else "")
         for n in found
@@ -195,10 +196,38 @@ def namespaces(as_json: bool) -> None:
     emit(data, as_json, "\n".join(lines) or "No namespaces yet.")
 
 
-def _require_history(requests: list[Request], namespace: str) -> list[Request]:
-    if not requests:
-        raise NotFoundError(f"namespace {namespace!r} has no requests")
-    return requests
+def _require_history(fs: FlowState, namespace: str) -> list[Request]:
+    """The namespace's requests; a NotFoundError that says which namespace was looked at, how
+    it was chosen, and which namespaces the database holds, when it has none."""
+    requests = fs.history()
+    if requests:
+        return requests
+    found = fs.namespaces()
+    here = next((n for n in found if n.namespace == namespace), None)
+    if here is not None and here.drafts:
+        raise NotFoundError(
+            f"namespace {namespace!r} has no committed request yet, only "
+            f"{counted(here.drafts, 'open request')} (flowstate pending -N {namespace})"
+        )
+    source = click.get_current_context().get_parameter_source("namespace")
+    how = ""
+    if source is click.core.ParameterSource.DEFAULT:
+        how = " (the default: no --namespace/-N given)"
+    elif source is click.core.ParameterSource.ENVIRONMENT:
+        how = " (from FLOWSTATE_NAMESPACE)"
+    names = [n.namespace for n in found if n.namespace != namespace]
+    if not names:
+        held = "the database holds no namespace yet"
+    else:
+        more = f" and {len(names) - MAX_NAMED} more (flowstate namespaces)" * (
+            len(names) > MAX_NAMED
+        )
+        held = f"namespaces in this database: {', '.join(names[:MAX_NAMED])}{more}"
+    raise NotFoundError(f"namespace {namespace!r}{how} has no requests; {held}")
+
+
+# How many other namespaces an error about an empty one names.
+MAX_NAMED = 10
 
 
 COMMANDS = [index, history, forget, export, import_, namespaces]

@@ -81,15 +81,27 @@ def start(
 @neo4j.command()
 @fails_cleanly
 def stop() -> None:
-    """Stop the server cleanly (SIGTERM, wait, SIGKILL only if it hangs).
+    """Stop the managed server cleanly (SIGTERM, wait, SIGKILL only if it hangs).
+
+    Says first which server it stops: its pid, ports and data folder (FLOWSTATE_LOCAL_DATA_DIR).
 
     \b
     Example:
       flowstate neo4j stop
     """
-    result = _local().stop()
+    server = _local()
+    info = server.info()
+    if info is None:
+        click.echo(f"Neo4j is not running (data folder {server.home}); nothing to stop.")
+        return
+    # Said first: another process may be using this server (it answers whoever connects).
+    click.echo(
+        f"Stopping the managed Neo4j {info.version} (pid {info.pid}; Bolt port "
+        f"{info.bolt_port}, HTTP port {info.http_port}; data folder {info.data_dir})..."
+    )
+    result = server.stop()
     if not result.was_running:
-        click.echo("Neo4j is not running; nothing to stop.")
+        click.echo("Neo4j had stopped meanwhile; nothing to stop.")
     elif result.forced:
         click.echo(f"Neo4j did not stop in time and was killed ({result.seconds:.1f}s).")
     else:

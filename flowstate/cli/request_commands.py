@@ -15,6 +15,7 @@ import click
 from flowstate.cli.common import confirm, emit, fails_cleanly
 from flowstate.cli.connect import namespace_option, open_memory, redactor
 from flowstate.errors import RequestInterrupted, UsageError
+from flowstate.models.wording import counted
 
 if TYPE_CHECKING:
     from flowstate.api import FlowState
@@ -101,8 +102,8 @@ def _report(result: RunResult, as_json: bool) -> None:
     }
     human = (
         f"{result.answer}\n\n[{result.request_id}: {result.outcome.value}, "
-        f"{result.steps} steps, {len(result.states_added)} states added, "
-        f"{result.usage.prompt_tokens} prompt tokens]"
+        f"{counted(result.steps, 'step')}, {counted(len(result.states_added), 'state')} added, "
+        f"{counted(result.usage.prompt_tokens, 'prompt token')}]"
     )
     emit(data, as_json, human)
     if result.error:

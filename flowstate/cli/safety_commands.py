@@ -6,6 +6,7 @@ import click
 
 from flowstate.cli.common import confirm, emit, fails_cleanly
 from flowstate.cli.connect import RETENTION_VARIABLE, namespace_option, open_memory
+from flowstate.models.wording import counted
 
 
 @click.command()
@@ -67,11 +68,12 @@ def apply(ctx: click.Context, namespace: str, policy: str, yes: bool, as_json: b
             emit({}, as_json, f"Policy: {parsed.describe()}\nnothing to expire")
             return
         if not yes:
-            listed = ", ".join(f"{n} {kind}" for kind, n in doomed.items())
+            listed = ", ".join(counted(n, f"{kind} record") for kind, n in doomed.items())
             confirm(f"Expire {listed} of {namespace!r}? This cannot be undone")
         counts = fs.apply_retention(parsed)
     human = "\n".join(
-        f"{kind}: {c['nodes']} nodes, {c['relationships']} relationships deleted"
+        f"{kind}: {counted(c['nodes'], 'node')}, {counted(c['relationships'], 'relationship')} "
+        "deleted"
         for kind, c in counts.items()
     )
     emit(counts, as_json, f"Policy: {parsed.describe()}\n{human}")

@@ -8,6 +8,7 @@ import click
 
 from flowstate.cli.common import emit, fails_cleanly
 from flowstate.cli.connect import namespace_option, open_memory
+from flowstate.models.wording import counted
 
 if TYPE_CHECKING:
     from flowstate.models.records import ActionDecision, Observation, Request
@@ -65,7 +66,8 @@ def _shown(found: RecordView) -> tuple[dict, str]:
 def request_text(req: Request) -> str:
     return (
         f"{req.id}  {req.finished_at:%Y-%m-%d %H:%M}  {req.outcome.value:<10} "
-        f"{req.steps} steps  {req.usage.prompt_tokens} prompt tokens  {req.summary}"
+        f"{counted(req.steps, 'step')}  {counted(req.usage.prompt_tokens, 'prompt token')}  "
+        f"{req.summary}"
     )
 
 

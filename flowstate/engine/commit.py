@@ -15,6 +15,7 @@ from flowstate.models.records import (
     RequestBundle,
 )
 from flowstate.models.vocab import RelationType
+from flowstate.models.wording import counted
 
 MAX_DROPPED_NOTES = 50  # on the request node; the rest are counted in one more note
 
@@ -122,7 +123,8 @@ def without_dangling(bundle: RequestBundle, gone: Iterable[str]) -> RequestBundl
         decisions.append(decision)
     if len(notes) > MAX_DROPPED_NOTES:
         notes = notes[: MAX_DROPPED_NOTES - 1] + [
-            f"and {len(notes) - MAX_DROPPED_NOTES + 1} more references to forgotten states"
+            f"and {counted(len(notes) - MAX_DROPPED_NOTES + 1, 'more reference')} to forgotten "
+            "states"
         ]
     request = bundle.request.model_copy(update={"dropped": notes})
     return bundle.model_copy(

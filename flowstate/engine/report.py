@@ -13,6 +13,7 @@ from enum import StrEnum
 
 from flowstate.engine.tools import bounded
 from flowstate.models.records import ActionDecision
+from flowstate.models.wording import counted
 
 MAX_TOLD_CHARS = 1_000  # per message
 MAX_TOLD_PER_STEP = 20  # messages per step; the rest are counted in one more line
@@ -72,5 +73,6 @@ def told_back(told: list[Rejection]) -> list[str]:
     """The messages for the next prompt: each bounded, at most MAX_TOLD_PER_STEP of them."""
     kept = [shortened(t.message) for t in told[:MAX_TOLD_PER_STEP]]
     if len(told) > MAX_TOLD_PER_STEP:
-        kept.append(f"... and {len(told) - MAX_TOLD_PER_STEP} more problems in this step")
+        more = counted(len(told) - MAX_TOLD_PER_STEP, "more problem")
+        kept.append(f"... and {more} in this step")
     return kept

@@ -32,6 +32,7 @@ from flowstate.models import ids
 from flowstate.models.active import ActiveState, StepRecord
 from flowstate.models.records import Observation, Outcome, utcnow
 from flowstate.models.step import FinalAnswer, StepOutput, ToolCall
+from flowstate.models.wording import counted
 from flowstate.rules import Limits, Visibility, apply_delta, check_access, check_delta
 
 
@@ -139,7 +140,7 @@ class StepLogic:
                 Outcome.STEP_LIMIT,
                 "",
                 "",
-                f"no final answer within {self.config.max_steps} steps",
+                f"no final answer within {counted(self.config.max_steps, 'step')}",
             )
         return verdict
 
@@ -167,8 +168,9 @@ class StepLogic:
                     Outcome.FAILED,
                     "",
                     "",
-                    f"the model returned unusable output {active.malformed_in_a_row} times in a "
-                    f"row; last problem: {completion.error}",
+                    "the model returned unusable output "
+                    f"{counted(active.malformed_in_a_row, 'time')} in a row; last problem: "
+                    f"{completion.error}",
                 )
             return StepVerdict(False)
         active.malformed_in_a_row = 0

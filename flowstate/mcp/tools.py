@@ -20,8 +20,15 @@ from flowstate.compact import render
 from flowstate.compact import schemas as s
 from flowstate.compact.paging import page_of
 from flowstate.engine.fact import Fact
-from flowstate.errors import CommitUncertain, FlowStateError, StoreError, UsageError
+from flowstate.errors import (
+    CommitUncertain,
+    FlowStateError,
+    NotFoundError,
+    StoreError,
+    UsageError,
+)
 from flowstate.mcp.catalog import SPECS, ToolSpec
+from flowstate.models.wording import counted
 
 if TYPE_CHECKING:
     from flowstate.api import FlowState
@@ -218,9 +225,16 @@ class MemoryTools:
 
     def memory_forget(self, args: s.ForgetArgs) -> Result:
         fs = self.memory.get()
-        counts = fs.forget(args.id)  # what the server's sessions and browse hold goes too
+        try:
+            counts = fs.forget(args.id)  # what the server's sessions and browse hold goes too
+        except NotFoundError:
+            # Idempotent, as annotated: a call repeated (a reply lost, a retry) finds it gone.
+            return s.ForgetOut(id=args.id, nodes=0, relationships=0), (
+                f"nothing to forget: {args.id} is not in memory (already forgotten, or never "
+                "stored); nothing was deleted"
+            )
         out = s.ForgetOut(id=args.id, nodes=counts.nodes, relationships=counts.relationships)
-        return out, f"forgot {args.id}: {counts.nodes} nodes, {counts.relationships} relationships"
+        return out, f"forgot {args.id}: {counts.describe()}"
 
     # -- shared -------------------------------------------------------------------------------
 
@@ -279,7 +293,7 @@ def validated(model: type[M], arguments: dict[str, Any]) -> M:
             where = ".".join(str(p) for p in item["loc"])[:120] or "arguments"
             parts.append(f"{where}: {item['msg'].removeprefix('Value error, ')}")
         more = len(problems) - MAX_PROBLEMS
-        tail = f"; and {more} more problems" if more > 0 else ""
+        tail = f"; and {counted(more, 'more problem')}" if more > 0 else ""
         raise Refused(bounded(f"invalid arguments: {'; '.join(parts)}{tail}")) from None
 
 

@@ -14,6 +14,7 @@ from flowstate.models import ids
 from flowstate.models.records import Evidence, Relation, StateNode, is_one_line, is_unicode
 from flowstate.models.step import AddOp, RemoveOp, UpdateOp
 from flowstate.models.vocab import RelationType
+from flowstate.models.wording import counted
 from flowstate.rules.limits import Limits
 from flowstate.rules.violations import Violation
 from flowstate.rules.visibility import Visibility
@@ -59,7 +60,7 @@ def check_delta(
             Violation(
                 "delta",
                 "too_many_states",
-                f"this request would hold {len(keys)} states; "
+                f"this request would hold {counted(len(keys), 'state')}; "
                 f"at most {limits.max_states_per_request}",
             )
         )

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from flowstate.errors import NamespaceBusy, NotFoundError, UsageError, ValidationFailed
 from flowstate.models import Category, ids
+from flowstate.models.wording import counted
 from flowstate.store import drafts
 from flowstate.store.catalog import Q
 from flowstate.store.codec import check_id, shown
@@ -39,11 +40,11 @@ class NamespaceContents(BaseModel):
 
     def describe(self) -> str:
         """`namespace 'demo' (8 requests, the interrupted request r9; 24 nodes)`"""
-        parts = [f"{self.requests} request{'s' * (self.requests != 1)}"]
+        parts = [counted(self.requests, "request")]
         if self.interrupted:
             many = "s" * (len(self.interrupted) != 1)
             parts.append(f"the interrupted request{many} {', '.join(self.interrupted)}")
-        return f"namespace {self.namespace!r} ({', '.join(parts)}; {self.nodes} nodes)"
+        return f"namespace {self.namespace!r} ({', '.join(parts)}; {counted(self.nodes, 'node')})"
 
 
 def forget(ops: Ops, record_id: str) -> Plan[GraphCounts]:

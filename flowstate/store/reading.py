@@ -23,6 +23,7 @@ from flowstate.models import (
     ids,
 )
 from flowstate.models.views import Edge, Provenance, RecordView, RequestRecord
+from flowstate.models.wording import counted
 from flowstate.store.catalog import Q
 from flowstate.store.codec import check_id, from_props, shown
 from flowstate.store.ops import STATE_TYPES, Ops
@@ -38,6 +39,10 @@ class GraphCounts(BaseModel):
 
     nodes: int
     relationships: int
+
+    def describe(self) -> str:
+        """`3 nodes, 1 relationship`"""
+        return f"{counted(self.nodes, 'node')}, {counted(self.relationships, 'relationship')}"
 
 
 def get_request(ops: Ops, request_id: str) -> Plan[Request]:

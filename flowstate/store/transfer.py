@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 
 from flowstate.errors import ValidationFailed
 from flowstate.models import RequestBundle
+from flowstate.models.wording import counted
 from flowstate.store import export
 from flowstate.store.catalog import Q
 from flowstate.store.commit import write_bundle
@@ -41,7 +42,7 @@ def _import(ops: Ops, parsed: list[RequestBundle]) -> TxWork[GraphCounts]:
     [row] = yield ops.stmt(Q.COUNT_NAMESPACE)
     if row["nodes"]:
         raise ValidationFailed(
-            f"namespace {ops.namespace!r} is not empty ({row['nodes']} nodes); "
+            f"namespace {ops.namespace!r} is not empty ({counted(row['nodes'], 'node')}); "
             "import into a new namespace"
         )
     [stamp] = yield ops.stmt(Q.NAMESPACE_STAMP)

@@ -102,7 +102,7 @@ def test_forget_asks_and_counts(cli, demo_ns: str) -> None:  # noqa: ANN001
     assert done["nodes"] >= 2
     assert len(_json(cli("history", "-N", demo_ns, "--json"))) == 7
     state = cli("forget", "r7.dinner", "-N", demo_ns, "--yes")
-    assert state.exit_code == 0 and "1 nodes" in state.stdout
+    assert state.exit_code == 0 and ": 1 node, " in state.stdout
 
 
 def test_run_goes_through_the_agent(cli, namespace: str) -> None:  # noqa: ANN001
@@ -233,7 +233,7 @@ def test_why_prints_the_evidence_chain_with_validity(cli, demo_ns: str) -> None:
 def test_retention_apply_expires_and_counts(cli, demo_ns: str) -> None:  # noqa: ANN001
     policy = ["--policy", '{"observation": 0}']
     refused = cli("retention", "apply", "-N", demo_ns, *policy, input="n\n")
-    assert refused.exit_code == 1 and "Expire 4 observation of" in refused.output
+    assert refused.exit_code == 1 and "Expire 4 observation records of" in refused.output
     assert cli("show", "r4.o1", "-N", demo_ns).exit_code == 0  # nothing expired yet
     done = _json(cli("retention", "apply", "-N", demo_ns, *policy, "--yes", "--json"))
     assert done["observation"]["nodes"] == 4  # the cited results of r2, r4, r6 and r7

@@ -333,7 +333,7 @@ def test_a_bad_retention_variable_is_named_and_spares_read_only_commands(
         assert _errors(from_env)[0].startswith("Error: FLOWSTATE_RETENTION: invalid")
         monkeypatch.setenv("FLOWSTATE_RETENTION", '{"preference": 0}')
         said = cli("forget", "r9", "-N", namespace, "--yes")  # opens for writing
-        assert "FLOWSTATE_RETENTION (preference: 0 days): expired 1 preference nodes" in (
+        assert "FLOWSTATE_RETENTION (preference: 0 days): expired 1 preference node." in (
             said.stderr
         )
     finally:

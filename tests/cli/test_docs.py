@@ -3,7 +3,9 @@
 - Every command of `flowstate` (the click tree, plugin commands included) has a section in
   docs/cli.md with an example and every option; every `flowstate ...` command the docs show
   exists and parses.
-- Every Python block runs against the real Neo4j of the test session, or says why not.
+- Every Python block runs against the real Neo4j of the test session, twice in a row in the
+  same namespaces, or says why not; every `print` in it says what it prints in `#>` comments
+  (tests/cli/doc_outputs.py), and prints that.
 - Every setting is in docs/configuration.md; every `FLOWSTATE_*` variable the docs name
   exists; every relative link leads somewhere; the README stays short.
 
@@ -13,10 +15,10 @@ How a Python block is marked, on the line before its fence (an HTML comment, not
     <!-- docs: continue -->                     runs after the file's previous block, with
                                                 its names (one test for the chain)
 
-Any other Python block runs as it is. Namespaces it names (`namespace="trips"`) get a suffix
-of their own and are forgotten afterwards; the documented default address
-(`bolt://127.0.0.1:7687`) is pointed at the test session's server. Models are scripted
-(`ScriptedModel`): no block calls a provider.
+Any other Python block runs as it is, with no FLOWSTATE_* variable set. Namespaces it names
+(`namespace="trips"`) get a suffix of their own and are forgotten afterwards; the documented
+default address (`bolt://127.0.0.1:7687`) is pointed at the test session's server. Models are
+scripted (`ScriptedModel`): no block calls a provider.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import os
 import re
 import shlex
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +39,7 @@ import pytest
 
 from flowstate.cli.app import main
 from flowstate.settings import DEFAULT_URI, LocalServerSettings, MemorySettings, Neo4jSettings
+from tests.cli.doc_outputs import Printed, matches, promises
 
 ROOT = Path(__file__).parents[2]
 README = ROOT / "README.md"
@@ -524,16 +527,70 @@ def test_every_continued_block_follows_one() -> None:
 NAMESPACE = re.compile(r"""(namespace\s*=\s*)(["'])([A-Za-z0-9][A-Za-z0-9_.\-]*)\2""")
 
 
+def test_every_print_of_a_runnable_block_says_what_it_prints() -> None:
+    """A `#>` comment after each `print(...)` of a block that runs (see tests/cli/doc_outputs.py),
+    and none that follows no print."""
+    silent, stray = [], []
+    for chain in chains():
+        for block in chain.blocks:
+            found = promises(block.text)
+            silent += [
+                f"{where(block.path, block.line + c.first)}" for c in found.calls if c.text is None
+            ]
+            stray += [f"{where(block.path, block.line + n)}" for n in found.stray]
+    assert silent == [], "add a `#> what it prints` comment to these prints"
+    assert stray == [], "a `#>` comment follows no print here"
+
+
+PROMISING = """\
+print("r1 answered Casa Azul, 120 EUR a night")   #> r1 answered Casa Azul, ...
+print("r2.o1 ok")   #> r1.o1 ok
+print("trips_1234 []")   #> trips []
+if False:
+    print("never")   #> never
+print("r1.a1 False")   #> r1.a1 True
+for n in (1, 2):
+    print(f"r{n}: step")
+    #> r1: step
+    #> ...
+"""
+
+
+@pytest.mark.parametrize(
+    ("fresh", "renamed", "wrong"),
+    [
+        (True, {"trips": "trips_1234"}, [2, 5, 6]),
+        (True, {}, [2, 3, 5, 6]),
+        (False, {"trips": "trips_1234"}, [5, 6]),
+    ],
+)
+def test_a_print_unlike_its_promise_is_named(
+    fresh: bool, renamed: dict[str, str], wrong: list[int]
+) -> None:
+    """`#>` lines, `...`, the renamed namespaces and, on a later run (fresh=False), any
+    request id, as the docs test reads them: a print that never ran or printed otherwise is
+    named by its line."""
+    block = Block(README, 10, "python", PROMISING)
+    said = _run_chain(Chain([block]), lambda m: m[0], fresh=fresh, renamed=renamed)
+    assert [int(s.split(":")[1]) - 10 for s in said] == wrong, said
+    assert all("promised" in s for s in said)
+
+
 @pytest.mark.neo4j
 @pytest.mark.parametrize("chain", chains(), ids=lambda c: c.id)
-def test_python_block_runs(
+def test_python_block_runs_twice_and_prints_what_it_promises(
     chain: Chain,
     neo4j_settings: Neo4jSettings,
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
+    """Each chain runs as a reader would run it: twice in a row in the same namespaces, each
+    run in a fresh interpreter's names (a script run again), with no FLOWSTATE_* variable set.
+    The first run is in new namespaces, where every print shows what its `#>` promises; the
+    second shows the same with any request ids."""
     import flowstate.api
     import flowstate.async_api
+    from flowstate.llm import scripted
     from flowstate.store import Repository, Store
 
     connection_settings = flowstate.api.connection_settings
@@ -553,23 +610,54 @@ def test_python_block_runs(
     monkeypatch.setattr(flowstate.api, "connection_settings", to_the_test_server)
     monkeypatch.setattr(flowstate.async_api, "connection_settings", to_the_test_server)
     monkeypatch.chdir(tmp_path)
+    for variable in [name for name in os.environ if name.startswith("FLOWSTATE_")]:
+        monkeypatch.delenv(variable)
     suffix = uuid.uuid4().hex[:8]
-    used: set[str] = set()
+    renamed: dict[str, str] = {}
 
     def own(m: re.Match[str]) -> str:
-        name = f"{m[3]}_{suffix}"
-        used.add(name)
-        return f"{m[1]}{m[2]}{name}{m[2]}"
+        renamed[m[3]] = f"{m[3]}_{suffix}"
+        return f"{m[1]}{m[2]}{renamed[m[3]]}{m[2]}"
 
-    names: dict[str, object] = {"__name__": "__docs__"}
     try:
-        for block in chain.blocks:
-            code = compile(NAMESPACE.sub(own, block.text), block.where, "exec")
-            exec(code, names)
+        for run in (1, 2):
+            registered = set(scripted.registered())
+            try:
+                wrong = _run_chain(chain, own, fresh=run == 1, renamed=renamed)
+            finally:
+                for name in set(scripted.registered()) - registered:
+                    scripted.unregister(name)  # a script's names end with its process
+            assert wrong == [], f"run {run} of {chain.id} in the same namespaces"
     finally:
         with Store.connect(neo4j_settings) as store:
-            for name in used:
+            for name in renamed.values():
                 Repository(store, name).forget_namespace(force=True)
+
+
+def _run_chain(
+    chain: Chain,
+    own: Callable[[re.Match[str]], str],
+    *,
+    fresh: bool,
+    renamed: dict[str, str],
+) -> list[str]:
+    """Run the chain's blocks with fresh names; what was printed unlike its promise."""
+    names: dict[str, object] = {"__name__": "__docs__"}
+    wrong = []
+    for block in chain.blocks:
+        printed = Printed(block.where)
+        names["print"] = printed
+        exec(compile(NAMESPACE.sub(own, block.text), block.where, "exec"), names)
+        for call in promises(block.text).calls:
+            said = printed.of(call)
+            at = where(block.path, block.line + call.first)
+            if call.text is None:
+                continue  # test_every_print_of_a_runnable_block_says_what_it_prints
+            if said is None:
+                wrong.append(f"{at}: printed nothing; promised {call.text!r}")
+            elif not matches(call.text, said, fresh=fresh, renamed=renamed):
+                wrong.append(f"{at}: printed {said!r}; promised {call.text!r}")
+    return wrong
 
 
 # --- figures ----------------------------------------------------------------------------------

@@ -73,6 +73,11 @@ def test_the_mcp_extra_alone_serves_memory_without_litellm(
             text=True,
         )
         assert refused.returncode == 2 and "flowstate-memory[agent]" in refused.stderr
+        # The help starts with what this install runs: not the demo, which needs the agent extra.
+        helped = subprocess.run([flowstate, "--help"], env=env, capture_output=True, text=True)
+        start = helped.stdout[helped.stdout.index("Start here") :].split("\n\n")[0]
+        assert "flowstate mcp -N trips --print-config" in start
+        assert "flowstate demo " not in start and "flowstate-memory[agent]" in start
     finally:
         subprocess.run(
             [flowstate, "forget", "--all", "--yes", "-N", namespace], env=env, capture_output=True

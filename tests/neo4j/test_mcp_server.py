@@ -205,8 +205,9 @@ def test_another_namespace_is_unreachable(
         found = await ok(client, "memory_search", query="tenant secret budget leak")
         assert "r1.secret" not in [h["id"] for h in found["hits"]]
         assert "do not leak" not in str(found) and "tenant" not in str(found["hits"])
-        failed = await call(client, "memory_forget", id="r1.secret")
-        assert failed.error and "not found" in failed.text
+        # Not in this namespace: nothing to forget here (as for an id already forgotten).
+        gone = await ok(client, "memory_forget", id="r1.secret")
+        assert (gone["nodes"], gone["relationships"]) == (0, 0)
         await ok(client, "memory_begin", text="mine")
         failed = await call(client, "memory_reveal", request_id="r2", ids=["r1.secret"])
         assert failed.error
@@ -290,6 +291,31 @@ def test_forget_needs_the_flag_scrubs_drafts_and_search(store: Store, repo: Repo
     hosted(store, repo.namespace, script, allow_forget=True)
     assert [b.request.id for b in repo.bundles()] == ["r3"]
     assert "Augusta" not in str(repo.bundles())
+
+
+def test_forget_repeated_succeeds_and_says_the_id_was_gone(store: Store, repo: Repository) -> None:
+    first_requests(store, repo.namespace)
+
+    async def already_gone(client: Any, record_id: str) -> None:
+        again = await call(client, "memory_forget", id=record_id)
+        assert not again.error, again.text
+        assert again.data == {"id": record_id, "nodes": 0, "relationships": 0}
+        assert "not in memory (already forgotten" in again.text
+        assert "nothing was deleted" in again.text
+
+    async def script(client: Any) -> None:
+        fact = await ok(client, "memory_remember", summary="Lives in Lisbon", category="environment")
+        state, request = fact["state_id"], fact["request_id"]
+        first = await call(client, "memory_forget", id=state)
+        assert not first.error and first.text.startswith(f"forgot {state}: 1 node, ")
+        await already_gone(client, state)
+        assert (await ok(client, "memory_forget", id=request))["nodes"] == 1
+        await already_gone(client, request)
+        typo = await call(client, "memory_forget", id="r1 budget")
+        assert typo.error and "neither a request id" in typo.text
+
+    hosted(store, repo.namespace, script, allow_forget=True)
+    assert [b.request.id for b in repo.bundles()] == ["r1"]
 
 
 def test_remember_is_one_request_in_one_call(store: Store, repo: Repository) -> None:

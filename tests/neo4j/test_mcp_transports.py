@@ -1,6 +1,7 @@
 """`flowstate mcp` as a real subprocess, driven by clients over stdio and streamable HTTP on
 loopback: the Python SDK's, the TypeScript SDK's (under node) and the MCP Inspector CLI (both
-from npm, installed into tests/node by `make install` or CI), against a real Neo4j."""
+from npm, installed into tests/node by `make test-clients`, `make test` or CI), against a real
+Neo4j."""
 
 from __future__ import annotations
 
@@ -121,8 +122,17 @@ def test_the_environment_turns_read_only_and_forget_on(repo: Repository) -> None
     assert "memory_begin" not in read_only and "memory_index" in read_only
     forget = asyncio.run(listed({"FLOWSTATE_MCP_ALLOW_FORGET": "1"}))
     assert "memory_forget" in forget and "memory_begin" in forget
-    both = asyncio.run(listed({"FLOWSTATE_MCP_ALLOW_FORGET": "1"}, "--read-only"))
-    assert both == read_only  # read-only never lists a deletion
+    # Read-only never lists a deletion: asked for both, the server does not start.
+    both = subprocess.run(
+        [FLOWSTATE, "mcp", "-N", repo.namespace, "--read-only"],
+        env={**os.environ, "FLOWSTATE_MCP_ALLOW_FORGET": "1"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert both.returncode == 2 and both.stdout == ""
+    assert "--read-only and FLOWSTATE_MCP_ALLOW_FORGET=true exclude each other" in both.stderr
 
 
 def test_over_streamable_http_with_a_token(

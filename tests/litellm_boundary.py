@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import tiktoken
-import tiktoken_ext.openai_public as openai_public
+import tiktoken_ext.openai_public as openai_public  # type: ignore[import-untyped]
 
 from flowstate.llm._litellm import litellm
 from flowstate.llm.scripted import PROVIDER, install_provider
@@ -55,7 +55,7 @@ def _received(model: str, messages: Any, kwargs: dict[str, Any]) -> Received:
     return Received(model, copy.deepcopy(list(messages)), optional)
 
 
-class Recorder(litellm.CustomLLM):  # type: ignore[misc]
+class Recorder(litellm.CustomLLM):
     """Keeps each call litellm routes to `inner`, then lets `inner` answer it."""
 
     def __init__(self, inner: Any) -> None:
@@ -76,17 +76,17 @@ class Recorder(litellm.CustomLLM):  # type: ignore[misc]
 def recording(provider: str = PROVIDER) -> Iterator[Recorder]:
     """Within the block, every call litellm routes to `provider` is recorded."""
     install_provider()
-    entry = next(e for e in litellm.custom_provider_map if e["provider"] == provider)
-    inner = entry["custom_handler"]
-    recorder = Recorder(inner)
-    entry["custom_handler"] = recorder
+    entries = litellm.custom_provider_map
+    at, entry = next((i, e) for i, e in enumerate(entries) if e["provider"] == provider)
+    recorder = Recorder(entry["custom_handler"])
+    entries[at] = {"provider": provider, "custom_handler": recorder}
     try:
         yield recorder
     finally:
-        entry["custom_handler"] = inner
+        entries[entries.index({"provider": provider, "custom_handler": recorder})] = entry
 
 
-class StubProvider(litellm.CustomLLM):  # type: ignore[misc]
+class StubProvider(litellm.CustomLLM):
     """Answers every call with `text`; `usage` (prompt, completion) is the provider's own
     figure, None for a provider that reports none; `finish_reason` as given."""
 
@@ -112,7 +112,7 @@ class StubProvider(litellm.CustomLLM):  # type: ignore[misc]
 @contextmanager
 def stub_provider(stub: StubProvider) -> Iterator[StubProvider]:
     """`stub` answers litellm's `flowstate-test-stub/<model>` within the block."""
-    entry = {"provider": STUB, "custom_handler": stub}
+    entry: Any = {"provider": STUB, "custom_handler": stub}
     litellm.custom_provider_map.append(entry)
     try:
         yield stub

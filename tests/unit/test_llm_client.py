@@ -49,7 +49,7 @@ def spy() -> Iterator[list[Received]]:
         yield recorder.received
 
 
-def test_sequence_through_litellm(spy: list[dict[str, Any]]) -> None:
+def test_sequence_through_litellm(spy: list[Received]) -> None:
     step = StepOutput(
         delta=[
             AddOp(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import neo4j
 import pytest
 
 from flowstate.engine.agent import Agent
@@ -161,8 +162,11 @@ def test_a_database_failure_applies_nothing_of_the_call(
     """An error means the call left no trace: the host sends it again, unchanged."""
     session = Session.start(Repository(wire_store, repo.namespace), "record through an outage")
     before = session.active.model_copy(deep=True)
-    with pytest.raises(StoreUnavailable), bolt_proxy.cut(DRAFT_SAVES):
+    with pytest.raises(StoreUnavailable) as cut, bolt_proxy.cut(DRAFT_SAVES):
         session.record([BUDGET])
+    # What the driver said, after its own retries against a server that refused them.
+    assert isinstance(cut.value.__cause__, neo4j.exceptions.ServiceUnavailable)
+    assert bolt_proxy.uri in str(cut.value)
     assert session.active == before
     assert session.record([BUDGET]).applied  # the same delta again: not "already exists"
     with pytest.raises(StoreUnavailable), bolt_proxy.cut(DRAFT_SAVES):

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 # Imported now, not by its pytest plugin's end-of-run summary: a run that used no hypothesis
 # test would import it there, under assertion rewriting, where CPython 3.11's parser has
 # failed with "AST constructor recursion depth mismatch" and turned a passing run into exit 1.
-import hypothesis  # noqa: F401
+import hypothesis
 import pytest
 from click.testing import CliRunner, Result
 
@@ -22,6 +22,11 @@ from flowstate.local.testing import Source, choose_source, docker_answers
 from flowstate.settings import LocalServerSettings, Neo4jSettings
 
 TESTCONTAINERS_IMAGE = "neo4j:5.26-community"
+
+# No per-example deadline (hypothesis' default is 200 ms): the properties say nothing about
+# time, and a loaded machine would fail them at random. Speed is the benchmarks' to measure.
+hypothesis.settings.register_profile("flowstate", deadline=None)
+hypothesis.settings.load_profile("flowstate")
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,17 @@ from data_folders import SHIPPED_PRICE_CASES, missing
 
 from flowstate_bench.tau.data import TauData
 from tests.conftest import namespace, neo4j_settings, scripted_models  # noqa: F401
-from tests.neo4j.conftest import async_shell, other_repo, raw, repo, shell, store  # noqa: F401
+from tests.neo4j.conftest import (  # noqa: F401
+    async_shell,
+    bolt_proxy,
+    other_repo,
+    raw,
+    repo,
+    shell,
+    store,
+    wire,
+    wire_store,
+)
 
 
 @pytest.fixture(scope="session")

@@ -161,6 +161,10 @@ def driver_options(settings: Neo4jSettings) -> dict[str, Any]:
         "user_agent": f"flowstate/{__version__}",
         "max_transaction_retry_time": settings.retry_time_s,
         "connection_timeout": settings.connect_timeout_s,
+        # The driver bounds the Bolt handshake by the acquisition timeout (60 s by default),
+        # not by connection_timeout: a server that accepts and never answers would hold a
+        # caller that long. A connection is waited for `connect_timeout_s`, as documented.
+        "connection_acquisition_timeout": settings.connect_timeout_s,
         # "property does not exist yet" on a fresh database is noise, not news.
         "notifications_disabled_classifications": [
             neo4j.NotificationDisabledClassification.UNRECOGNIZED

@@ -27,7 +27,9 @@ from flowstate.models import (
 )
 from flowstate.settings import Neo4jSettings
 from flowstate.store import AsyncStore, Repository, Store
+from tests.neo4j.bolt_proxy import BoltProxy
 from tests.neo4j.engine_helpers import Shell
+from tests.neo4j.wire import Wire, through
 
 T0 = datetime(2025, 3, 1, 9, 30, 0, 123456, tzinfo=UTC)
 
@@ -83,6 +85,35 @@ def shell(request: pytest.FixtureRequest) -> Shell:
         return Shell("sync")
     shell: Shell = request.getfixturevalue("async_shell")
     return shell
+
+
+@pytest.fixture
+def bolt_proxy(neo4j_settings: Neo4jSettings) -> Iterator[BoltProxy]:
+    """A Bolt proxy on loopback to the test server, which the test can cut."""
+    with BoltProxy.to(neo4j_settings.uri) as proxy:
+        yield proxy
+
+
+@pytest.fixture
+def wire_store(neo4j_settings: Neo4jSettings, bolt_proxy: BoltProxy) -> Iterator[Store]:
+    """A sync store whose connections go through `bolt_proxy`."""
+    with Store.connect(through(neo4j_settings, bolt_proxy)) as store:
+        yield store
+
+
+@pytest.fixture
+def wire(
+    neo4j_settings: Neo4jSettings, bolt_proxy: BoltProxy, wire_store: Store, shell: Shell
+) -> Iterator[Wire]:
+    """The test's shell with every connection through `bolt_proxy` (see `tests/neo4j/wire.py`)."""
+    if not shell.is_async:
+        yield Wire(bolt_proxy, wire_store)
+        return
+    astore = shell.wait(AsyncStore.connect(through(neo4j_settings, bolt_proxy)))
+    try:
+        yield Wire(bolt_proxy, wire_store, Shell("async", shell.loop, astore))
+    finally:
+        shell.wait(astore.close())
 
 
 @pytest.fixture

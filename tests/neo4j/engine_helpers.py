@@ -8,11 +8,10 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from flowstate import AgentConfig, AsyncFlowState, FlowState, ScriptedModel, StoreUnavailable
+from flowstate import AgentConfig, AsyncFlowState, FlowState, ScriptedModel
 from flowstate.engine.agent import Agent
 from flowstate.engine.async_agent import AsyncAgent
 from flowstate.store import AsyncStore, Store
-from flowstate.store.plans import Plan
 
 T = TypeVar("T")
 _SCRIPTS = itertools.count(1)
@@ -166,22 +165,6 @@ def section(prompt: str, title: str) -> str:
     rest = prompt[start + len(title) + 4 :]
     ends = [i for i in (rest.find("\n## "), rest.find("\n# ")) if i >= 0]
     return rest[: min(ends)] if ends else rest
-
-
-def fail_save(agent: Any, nth: int) -> None:
-    """Make the agent's `nth` draft save fail as if Neo4j went away (the first save is the
-    request's start; the second precedes its first tool call). The plan both shells run is
-    replaced, so the sync and the async agent fail at the same point."""
-    ops = agent.repo.ops
-    real_save, saves = ops.save_draft, []
-
-    def failing(request_id: str, payload: str, **lease: Any) -> Plan[None]:
-        saves.append(request_id)
-        if len(saves) == nth:
-            raise StoreUnavailable("Neo4j went away")
-        return real_save(request_id, payload, **lease)
-
-    ops.save_draft = failing
 
 
 # A past fact that concurrent requests supersede, and the newer fact each writes.

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from flowstate import Outcome, RequestInterrupted, StoreUnavailable, UsageError
+from flowstate import CommitUncertain, Outcome, RequestInterrupted, UsageError
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
 from tests.neo4j.conftest import Raw
-from tests.neo4j.engine_helpers import Harness, Shell, add, fail_save, final, step, tool
+from tests.neo4j.engine_helpers import Harness, Shell, add, final, step, tool
+from tests.neo4j.wire import COMMIT, DRAFT_SAVES, SHORT_HOLD_S, Wire, await_lapse
 
 pytestmark = pytest.mark.neo4j
 
@@ -96,22 +97,18 @@ def test_an_interrupted_request_can_be_discarded(
 
 
 def test_a_lost_commit_acknowledgement_is_not_committed_twice(
-    shell: Shell, store: Store, namespace: str, repo: Repository
+    wire: Wire, namespace: str, repo: Repository
 ) -> None:
-    """The commit lands but its acknowledgement is lost: resume() finds it and returns the
-    answer without a second commit and without asking the model again."""
-    h = Harness(store, namespace, shell)
-    agent, model = h.agent([step([add("fact")], action=final("ok", "one fact"))])
-    real_commit = agent.repo.ops.commit
-
-    def commit_then_lose_the_ack(bundle, **lease):  # noqa: ANN001, ANN003, ANN202
-        yield from real_commit(bundle, **lease)
-        raise StoreUnavailable("the connection dropped while a commit was in flight")
-
-    agent.repo.ops.commit = commit_then_lose_the_ack  # the plan both shells run
-    with pytest.raises(RequestInterrupted):
+    """The commit lands but the server's reply to COMMIT is lost with the connection: the
+    driver cannot tell whether it landed; resume() finds it and returns the answer without
+    a second commit and without asking the model again."""
+    agent, model = wire.harness(namespace).agent(
+        [step([add("fact")], action=final("ok", "one fact"))]
+    )
+    with pytest.raises(RequestInterrupted) as cut, wire.proxy.lose_commit_reply(COMMIT):
         agent.run("remember one fact")
-    del agent.repo.ops.commit  # back to the real plan
+    assert isinstance(cut.value.__cause__, CommitUncertain)
+    assert [r.id for r in repo.history()] == ["r1"]  # it did land
     result = agent.resume()
     assert (result.answer, result.outcome) == ("ok", Outcome.ANSWERED)
     assert len(model.calls) == 1
@@ -160,7 +157,7 @@ def test_a_first_draft_save_the_driver_ran_again_after_it_landed_keeps_the_reque
 
 
 def test_a_step_cut_before_its_tool_ran_is_finished_on_resume(
-    shell: Shell, store: Store, namespace: str, repo: Repository
+    wire: Wire, namespace: str, repo: Repository
 ) -> None:
     """The write-ahead save before a tool call fails: the call has not run. resume() runs it
     once and goes on, instead of dropping it."""
@@ -171,7 +168,7 @@ def test_a_step_cut_before_its_tool_ran_is_finished_on_resume(
         runs.append(city)
         return f"{city}: 3 hotels"
 
-    h = Harness(store, namespace, shell)
+    h = wire.harness(namespace)
     agent, model = h.agent(
         [
             step([add("city")], action=tool("lookup", city="Porto")),
@@ -179,8 +176,8 @@ def test_a_step_cut_before_its_tool_ran_is_finished_on_resume(
         ],
         tools=[lookup],
     )
-    fail_save(agent, 2)  # the save before the call
-    with pytest.raises(RequestInterrupted):
+    # 1: the request's start; 2: the write-ahead save before the call
+    with pytest.raises(RequestInterrupted), wire.proxy.cut(DRAFT_SAVES, nth=2):
         agent.run("hotels in Porto")
     assert runs == []
     result = agent.resume()
@@ -192,15 +189,15 @@ def test_a_step_cut_before_its_tool_ran_is_finished_on_resume(
 
 
 def test_a_failed_write_behind_save_keeps_the_reply_for_resume(
-    shell: Shell, store: Store, namespace: str, repo: Repository
+    wire: Wire, namespace: str, repo: Repository
 ) -> None:
     """Between steps the draft is saved while the model is called (write-behind). When that
     save fails, the error is raised before the reply is acted on; resume() saves the draft
     first, then acts on the kept reply without asking the model again."""
-    h = Harness(store, namespace, shell)
+    h = wire.harness(namespace)
     agent, model = h.agent([step([add("a")]), step([add("b")], action=final("done"))])
-    fail_save(agent, 2)  # 1: the request's start; 2: step 1's draft, during the second call
-    with pytest.raises(RequestInterrupted):
+    # 1: the request's start; 2: step 1's draft, during the second call
+    with pytest.raises(RequestInterrupted), wire.proxy.cut(DRAFT_SAVES, nth=2):
         agent.run("two steps")
     assert len(model.calls) == 2 and repo.history() == []
     result = agent.resume()
@@ -211,15 +208,18 @@ def test_a_failed_write_behind_save_keeps_the_reply_for_resume(
 
 
 def test_a_request_another_writer_discarded_meanwhile_is_not_resumed_from_memory(
-    shell: Shell, store: Store, namespace: str, repo: Repository
+    wire: Wire, namespace: str, repo: Repository
 ) -> None:
     """Cut off from Neo4j, this agent keeps its request in memory; another writer discards
     it meanwhile. resume() must not bring it back."""
-    h = Harness(store, namespace, shell)
-    agent, _ = h.agent([step([add("a")]), step([add("b")], action=final("done"))])
-    fail_save(agent, 2)
-    with pytest.raises(RequestInterrupted):
+    h = wire.harness(namespace)
+    steps = [step([add("a")]), step([add("b")], action=final("done"))]
+    agent, _ = h.agent(steps, hold_seconds=SHORT_HOLD_S)
+    with pytest.raises(RequestInterrupted), wire.proxy.cut(DRAFT_SAVES, nth=2):
         agent.run("two steps")
+    # Cut off, the agent could not let its hold go: another writer waits for it to lapse.
+    assert [r.held for r in repo.open_requests()] == [True]
+    await_lapse(repo)
     other, _ = h.agent([])
     assert other.discard() == "r1"
     with pytest.raises(UsageError, match="r1 was discarded or finished by another writer"):

@@ -9,12 +9,13 @@ from datetime import timedelta
 
 import pytest
 
-from flowstate import Outcome, RequestInterrupted, StoreUnavailable, Tool
+from flowstate import AgentConfig, CommitUncertain, Outcome, RequestInterrupted, Tool
 from flowstate.models import Category
 from flowstate.models.records import utcnow
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
 from tests.neo4j.engine_helpers import Harness, Shell, add, final, step, tool, user_prompt
+from tests.neo4j.wire import COMMIT, SHORT_HOLD_S, Wire, await_lapse
 
 pytestmark = pytest.mark.neo4j
 
@@ -128,23 +129,13 @@ def test_a_forgotten_request_mid_request_does_not_block_its_successor(
 
 
 def test_a_commit_cut_then_a_forget_resumes_without_a_loop_or_a_model_call(
-    h: Harness, repo: Repository, other: Repository
+    h: Harness, repo: Repository, other: Repository, wire: Wire
 ) -> None:
     """The commit fails (Neo4j went away), the state is forgotten meanwhile, then resume():
     it commits what is valid at once; before, every resume() failed with NotFound."""
     _seed(h)
-    agent, model, _ = _booking_request(h, lambda: None)
-    real_commit = agent.repo.ops.commit
-    attempts: list[int] = []
-
-    def cut_once(bundle, **lease):  # noqa: ANN001, ANN202
-        attempts.append(1)
-        if len(attempts) == 1:
-            raise StoreUnavailable("Neo4j went away during the commit")
-        return real_commit(bundle, **lease)
-
-    agent.repo.ops.commit = cut_once  # the plan both shells run
-    with pytest.raises(RequestInterrupted):
+    agent, model, _ = _booking_request(wire.harness(repo.namespace), lambda: None)
+    with pytest.raises(RequestInterrupted), wire.proxy.cut(COMMIT):
         agent.run("book")
     other.forget_state("r1.city")
     calls = len(model.calls)
@@ -155,22 +146,19 @@ def test_a_commit_cut_then_a_forget_resumes_without_a_loop_or_a_model_call(
         "relation r2.plan DERIVED_FROM r1.city: r1.city was forgotten before the commit"
     )
     assert repo.get_request("r2").dropped == result.dropped
-    assert len(attempts) == 3  # cut, refused with NotFound, committed without r1.city
+    assert wire.proxy.ran(COMMIT) == 3  # cut, refused with NotFound, committed without r1.city
 
 
 def test_a_draft_reloaded_after_a_forget_commits_without_a_model_call(
-    h: Harness, store: Store, repo: Repository, other: Repository
+    h: Harness, store: Store, repo: Repository, other: Repository, wire: Wire
 ) -> None:
     """Same, but a new process resumes from the draft (which holds how the request ended)."""
     _seed(h)
-    agent, model, _ = _booking_request(h, lambda: None)
-
-    def crash(bundle, **lease):  # noqa: ANN001, ANN202
-        raise StoreUnavailable("the process is about to die")
-
-    agent.repo.ops.commit = crash
-    with pytest.raises(RequestInterrupted):
+    hold = AgentConfig(hold_seconds=SHORT_HOLD_S)
+    agent, model, _ = _booking_request(wire.harness(repo.namespace), lambda: None, config=hold)
+    with pytest.raises(RequestInterrupted), wire.proxy.cut(COMMIT):
         agent.run("book")
+    await_lapse(repo)  # the process that held it is cut off, as if dead
     other.forget_state("r1.budget")
     fresh, fresh_model = Harness(store, repo.namespace, h.shell).agent([])  # would fail if asked
     result = fresh.resume()
@@ -204,20 +192,16 @@ def test_one_forgotten_id_does_not_block_an_access_batch(
 
 
 def test_a_lost_acknowledgement_of_a_commit_that_dropped_still_reports_the_drops(
-    h: Harness, repo: Repository, other: Repository
+    h: Harness, repo: Repository, other: Repository, wire: Wire
 ) -> None:
     _seed(h)
-    agent, model, _ = _booking_request(h, lambda: other.forget_state("r1.budget"))
-    real_commit = agent.repo.ops.commit
-
-    def commit_then_lose_the_ack(bundle, **lease):  # noqa: ANN001, ANN202
-        yield from real_commit(bundle, **lease)  # NotFound first; the retry without r1.budget
-        raise StoreUnavailable("the acknowledgement was lost")
-
-    agent.repo.ops.commit = commit_then_lose_the_ack
-    with pytest.raises(RequestInterrupted):
+    forget = lambda: other.forget_state("r1.budget")  # noqa: E731
+    agent, model, _ = _booking_request(wire.harness(repo.namespace), forget)
+    # The first commit is refused (NotFound, rolled back); the retry without r1.budget
+    # lands, and the server's reply to its COMMIT is lost.
+    with pytest.raises(RequestInterrupted) as cut, wire.proxy.lose_commit_reply(COMMIT, nth=2):
         agent.run("book")
-    del agent.repo.ops.commit
+    assert isinstance(cut.value.__cause__, CommitUncertain)
     result = agent.resume()
     assert len(model.calls) == 3 and [r.id for r in repo.history()] == ["r1", "r2"]
     assert len(result.dropped) == 2 and result.dropped == repo.get_request("r2").dropped

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from flowstate import RequestInterrupted, StoreUnavailable, Tool
+from flowstate import RequestInterrupted, Tool
 from flowstate.safety.redaction import builtin_redactor
-from flowstate.store import Repository, Store
+from flowstate.store import Repository
 from tests.neo4j.conftest import Raw
-from tests.neo4j.engine_helpers import Harness, Shell, add, final, step, tool
+from tests.neo4j.engine_helpers import add, final, step, tool
+from tests.neo4j.wire import COMMIT, Wire
 
 pytestmark = pytest.mark.neo4j
 
@@ -38,7 +39,7 @@ def _leaks(raw: Raw, namespace: str) -> list[str]:
 
 
 def test_a_card_in_tool_call_arguments_never_reaches_the_draft(
-    shell: Shell, store: Store, namespace: str, repo: Repository, raw: Raw
+    wire: Wire, namespace: str, repo: Repository, raw: Raw
 ) -> None:
     seen: list[str] = []
 
@@ -58,7 +59,7 @@ def test_a_card_in_tool_call_arguments_never_reaches_the_draft(
             return step(action={**tool("charge", card=FORMS[2], email=EMAIL), "cites": ["r1.pay"]})
         return step(action=final(f"Charged {CARD}", f"charged {CARD}"))
 
-    h = Harness(store, namespace, shell)
+    h = wire.harness(namespace)
     agent, model = h.agent(policy, tools=[Tool.from_function(charge, consequential=True)])
     agent.redact = builtin_redactor()
     agent.approve = lambda _asked: True
@@ -69,12 +70,8 @@ def test_a_card_in_tool_call_arguments_never_reaches_the_draft(
         yield from real_save(*args, **kwargs)
         seen.append(_raw_draft(raw, namespace))  # what landed in Neo4j
 
-    def cut(bundle, **lease):  # noqa: ANN001, ANN202
-        raise StoreUnavailable("the commit was cut")
-
     agent.repo.ops.save_draft = save_and_read_back
-    agent.repo.ops.commit = cut
-    with pytest.raises(RequestInterrupted):
+    with pytest.raises(RequestInterrupted), wire.proxy.cut(COMMIT):
         agent.run(f"Charge my card {CARD} and mail {EMAIL}")
     # the start, after steps 1-3 (each saved while the next model call ran), the write-ahead
     # save before the call, after step 4, and the finish (how it ended, before the commit)
@@ -91,7 +88,7 @@ def test_a_card_in_tool_call_arguments_never_reaches_the_draft(
     assert '"pending_call":null' in seen[4] and "charge({" in seen[4]
     assert '"answer":"Charged [card ****1111]"' in seen[5]  # the finish, kept for resume
     assert _leaks(raw, namespace) == []
-    del agent.repo.ops.commit, agent.repo.ops.save_draft  # back to the real plans
+    del agent.repo.ops.save_draft  # back to the real plan
     result = agent.resume()
     assert result.answer == f"Charged {CARD}"  # this process's own view, kept in memory
     assert repo.get_request("r1").answer == "Charged [card ****1111]"

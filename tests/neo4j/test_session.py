@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import neo4j
 import pytest
 
 from flowstate.engine.agent import Agent
@@ -12,7 +13,9 @@ from flowstate.engine.session import Session
 from flowstate.errors import StoreUnavailable, UsageError
 from flowstate.models import RequestBundle
 from flowstate.store import Repository, Store
+from tests.neo4j.bolt_proxy import BoltProxy
 from tests.neo4j.engine_helpers import Harness, add, final, step
+from tests.neo4j.wire import COMMIT, DRAFT_SAVES
 
 pytestmark = pytest.mark.neo4j
 
@@ -154,27 +157,19 @@ def test_a_discarded_session_refuses_every_further_call(store: Store, repo: Repo
 
 
 def test_a_database_failure_applies_nothing_of_the_call(
-    store: Store, repo: Repository, monkeypatch: pytest.MonkeyPatch
+    wire_store: Store, bolt_proxy: BoltProxy, repo: Repository
 ) -> None:
     """An error means the call left no trace: the host sends it again, unchanged."""
-    session = Session.start(repo, "record through an outage")
-    ops = session._agent.repo.ops
-    real_save, failures = ops.save_draft, [1]
-
-    def failing(request_id: str, payload: str, **lease: Any) -> Any:
-        if failures:
-            failures.pop()
-            raise StoreUnavailable("Neo4j went away")
-        return real_save(request_id, payload, **lease)
-
-    monkeypatch.setattr(ops, "save_draft", failing)
+    session = Session.start(Repository(wire_store, repo.namespace), "record through an outage")
     before = session.active.model_copy(deep=True)
-    with pytest.raises(StoreUnavailable):
+    with pytest.raises(StoreUnavailable) as cut, bolt_proxy.cut(DRAFT_SAVES):
         session.record([BUDGET])
+    # What the driver said, after its own retries against a server that refused them.
+    assert isinstance(cut.value.__cause__, neo4j.exceptions.ServiceUnavailable)
+    assert bolt_proxy.uri in str(cut.value)
     assert session.active == before
     assert session.record([BUDGET]).applied  # the same delta again: not "already exists"
-    with pytest.raises(StoreUnavailable):
-        failures.append(1)
+    with pytest.raises(StoreUnavailable), bolt_proxy.cut(DRAFT_SAVES):
         session.observe(*SEARCH)
     assert session.observe(*SEARCH) == "r1.o1"  # the cut call took no id
     session.commit("kept", "after an outage")
@@ -183,20 +178,13 @@ def test_a_database_failure_applies_nothing_of_the_call(
 
 
 def test_a_commit_cut_by_a_stop_is_finished_on_pick_up_and_its_retry_succeeds(
-    store: Store, repo: Repository, monkeypatch: pytest.MonkeyPatch
+    wire_store: Store, bolt_proxy: BoltProxy, repo: Repository
 ) -> None:
-    session = Session.start(repo, "commit, then the process stops")
+    session = Session.start(Repository(wire_store, repo.namespace), "commit, then a stop")
     session.record([BUDGET])
-    ops = session._agent.repo.ops
-
-    def stopped(bundle: Any, **lease: Any) -> Any:
-        raise StoreUnavailable("the process stopped during the commit")
-
-    monkeypatch.setattr(ops, "commit", stopped)
-    with pytest.raises(StoreUnavailable):
+    with pytest.raises(StoreUnavailable), bolt_proxy.cut(COMMIT):
         session.commit("noted", "Budget set")
     session.__exit__(None, None, None)  # the process is gone: its lease goes with it
-    monkeypatch.undo()  # back to the real plan
     picked = Session.resume(repo, "r1")
     assert picked.closed and repo.open_requests() == []
     assert picked.commit("noted", "Budget set").request_id == "r1"  # the host's retry
@@ -213,23 +201,13 @@ def test_an_answer_longer_than_a_request_is_refused(store: Store, repo: Reposito
 
 
 def test_after_a_cut_commit_only_the_commit_goes_on(
-    store: Store, repo: Repository, monkeypatch: pytest.MonkeyPatch
+    wire_store: Store, bolt_proxy: BoltProxy, repo: Repository
 ) -> None:
     """The commit failed after the request ended: a later step would commit it silently, so
     every step but the commit is refused, and the commit commits the answer given."""
-    session = Session.start(repo, "commit through an outage")
+    session = Session.start(Repository(wire_store, repo.namespace), "commit through an outage")
     session.record([BUDGET])
-    ops = session._agent.repo.ops
-    real_commit, failures = ops.commit, [1]
-
-    def failing(bundle: Any, **lease: Any) -> Any:
-        if failures:
-            failures.pop()
-            raise StoreUnavailable("Neo4j went away")
-        return real_commit(bundle, **lease)
-
-    monkeypatch.setattr(ops, "commit", failing)
-    with pytest.raises(StoreUnavailable):
+    with pytest.raises(StoreUnavailable), bolt_proxy.cut(COMMIT):
         session.commit("answer one", "first")
     with pytest.raises(UsageError, match="r1 has ended; its commit was cut"):
         session.record([add("second")])

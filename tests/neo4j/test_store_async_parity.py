@@ -6,17 +6,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from flowstate import AsyncFlowState, FlowState
-from flowstate.errors import FlowStateError, NamespaceBusy, NotFoundError, ValidationFailed
+from flowstate.errors import (
+    FlowStateError,
+    NamespaceBusy,
+    NotFoundError,
+    UsageError,
+    ValidationFailed,
+)
 from flowstate.models import Category, RelationType
 from flowstate.safety.retention import RetentionPolicy, apply_retention
 from flowstate.store import AsyncRepository, Repository
 from flowstate.store.forgetting import NamespaceContents
+from flowstate.store.reading import GraphCounts
 from tests.neo4j.conftest import Factory
 from tests.neo4j.engine_helpers import Shell
 from tests.neo4j.store_helpers import decision, with_decisions
@@ -88,6 +96,15 @@ def _left(repo: Repository) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class Refused:
+    """An operation's expected refusal: its class, and words of its message ("NS" for the
+    namespace's name)."""
+
+    kind: type[FlowStateError]
+    says: str
+
+
 def _both(
     twins: tuple[Repository, AsyncRepository, Shell],
     op: Callable[[Any], Any],
@@ -95,7 +112,7 @@ def _both(
     front_door: bool = False,
 ) -> Any:
     """Run `op` on each twin (or on a `FlowState` and an `AsyncFlowState` over them); assert
-    the same answer (or refusal) and the same graph left."""
+    the same answer (or refusal) and the same graph left; the answer (or (class, message))."""
     sync, arepo, shell = twins
     one: Any = FlowState(sync._store, sync.namespace) if front_door else sync
     other: Any = AsyncFlowState(arepo._store, arepo.namespace) if front_door else arepo
@@ -111,6 +128,19 @@ def _both(
     return seen[0]
 
 
+def _expected(answer: Any, expected: Any) -> None:
+    """The answer is what the operation promises: the value, the refusal, or the export's
+    records (kind and id, in order)."""
+    if isinstance(expected, Refused):
+        assert isinstance(answer, tuple) and answer[0] is expected.kind, answer
+        assert expected.says in answer[1], answer
+    elif isinstance(expected, list):
+        records = [json.loads(line) for line in answer]
+        assert [(r["kind"], r.get("id", r.get("state"))) for r in records] == expected
+    else:
+        assert answer == expected
+
+
 def _nameless(answer: Any) -> Any:
     """The answer as a value to compare: an export read out, a namespace's name left out."""
     if isinstance(answer, Iterator):
@@ -120,46 +150,114 @@ def _nameless(answer: Any) -> Any:
     return answer
 
 
-OPERATIONS: dict[str, Callable[[Any], Any]] = {
-    "forget a request": lambda r: r.forget_request("r1"),
-    "forget a state": lambda r: r.forget_state("r1.weather"),
-    "forget by id": lambda r: r.forget("r2"),
-    "forget a missing id": lambda r: r.forget_state("r9.nothing"),
-    "forget what is not an id": lambda r: r.forget("hotel"),
-    "what forgetting all would delete": lambda r: r.whole_namespace(),
-    "forget the namespace": lambda r: r.forget_namespace(),
-    "expire a category": lambda r: r.expire(Category.ENVIRONMENT, CUT),
-    "expire observations": lambda r: r.expire("observation", CUT),
-    "expire with a naive cutoff": lambda r: r.expire("observation", datetime(2024, 6, 1)),
-    "preview retention": lambda r: r.expiring({Category.ENVIRONMENT: CUT, "observation": NEW}),
-    "apply a policy": lambda r: r.run(
-        apply_retention(r.ops, RetentionPolicy(days={"observation": 0, "preference": 0}))
+# What `_fill` writes, as an export lists it.
+EXPORTED = [
+    ("request", "r1"),
+    ("state", "r1.seat"),
+    ("state", "r1.weather"),
+    ("observation", "r1.o1"),
+    ("observation", "r1.o2"),
+    ("evidence", "r1.seat"),
+    ("evidence", "r1.weather"),
+    ("request", "r2"),
+    ("state", "r2.hotel"),
+    ("relation", None),
+    ("decision", "r2.a1"),
+]
+# A request line that parses, for an import into a namespace that holds one already.
+REQUEST_LINE = '{"kind":"request","id":"r1","seq":1,"text":"t","summary":"s","outcome":"answered"}'
+ENV, GONE = Category.ENVIRONMENT, "not found in namespace 'NS'"
+
+# Each operation, and what it answers on `_fill`'s namespace (r1: weather and seat, o1 old
+# and o2 new; r2: hotel derived from r1.weather, decision r2.a1 citing both; r3 interrupted).
+OPERATIONS: dict[str, tuple[Callable[[Any], Any], Any]] = {
+    # r1, its 2 states and 2 observations; PRODUCED x4, EVIDENCED_BY x2, NEXT, r2.hotel's
+    # DERIVED_FROM and r2.a1's citation of r1.weather
+    "forget a request": (lambda r: r.forget_request("r1"), GraphCounts(nodes=5, relationships=9)),
+    # r1.weather; its PRODUCED and EVIDENCED_BY, r2.hotel's DERIVED_FROM, r2.a1's citation
+    "forget a state": (
+        lambda r: r.forget_state("r1.weather"),
+        GraphCounts(nodes=1, relationships=4),
     ),
-    "export": lambda r: r.export_jsonl(),
-    "import into a namespace that is not empty": lambda r: r.import_jsonl(
-        ['{"kind":"request","id":"r1"}']
+    # r2, r2.hotel, r2.a1; PRODUCED, NEXT, DERIVED_FROM, and the decision's 3 links
+    "forget by id": (lambda r: r.forget("r2"), GraphCounts(nodes=3, relationships=6)),
+    "forget a missing id": (
+        lambda r: r.forget_state("r9.nothing"),
+        Refused(NotFoundError, f"{GONE}: r9.nothing"),
+    ),
+    "forget what is not an id": (
+        lambda r: r.forget("hotel"),
+        Refused(UsageError, "'hotel' is neither a request id"),
+    ),
+    "what forgetting all would delete": (
+        lambda r: r.whole_namespace(),
+        NamespaceContents(namespace="NS", requests=2, interrupted=["r3"], nodes=9),
+    ),
+    "forget the namespace": (
+        lambda r: r.forget_namespace(),
+        GraphCounts(nodes=9, relationships=12),
+    ),
+    # r1.weather only: r2.hotel is newer than the cutoff
+    "expire a category": (lambda r: r.expire(ENV, CUT), GraphCounts(nodes=1, relationships=4)),
+    "expire observations": (
+        lambda r: r.expire("observation", CUT),
+        GraphCounts(nodes=1, relationships=2),
+    ),
+    "expire with a naive cutoff": (
+        lambda r: r.expire("observation", datetime(2024, 6, 1)),
+        Refused(ValidationFailed, "needs a timezone-aware datetime"),
+    ),
+    "preview retention": (
+        lambda r: r.expiring({ENV: CUT, "observation": NEW}),
+        {"environment": 1, "observation": 1},
+    ),
+    "apply a policy": (
+        lambda r: r.run(
+            apply_retention(r.ops, RetentionPolicy(days={"observation": 0, "preference": 0}))
+        ),
+        {
+            "observation": {"nodes": 2, "relationships": 4},
+            "preference": {"nodes": 1, "relationships": 1},
+        },
+    ),
+    "export": (lambda r: r.export_jsonl(), EXPORTED),
+    "import into a namespace that is not empty": (
+        lambda r: r.import_jsonl([REQUEST_LINE]),
+        Refused(ValidationFailed, "namespace 'NS' is not empty (9 nodes)"),
     ),
 }
 
 
 @pytest.mark.parametrize("name", list(OPERATIONS))
 def test_the_async_repository_does_what_the_sync_one_does(twins, name: str) -> None:  # noqa: ANN001
-    _both(twins, OPERATIONS[name])
+    op, expected = OPERATIONS[name]
+    _expected(_both(twins, op), expected)
 
 
-FRONT_DOOR: dict[str, Callable[[Any], Any]] = {
-    "forget by id": lambda fs: fs.forget("r1.weather"),
-    "forget what is not an id": lambda fs: fs.forget("r1.o1"),
-    "apply a policy": lambda fs: fs.apply_retention(RetentionPolicy(days={"environment": 0})),
-    "preview a policy": lambda fs: fs.expiring(RetentionPolicy(days={"observation": 200})),
-    "export": lambda fs: fs.export_jsonl(),
-    "import": lambda fs: fs.import_jsonl([]),
+FRONT_DOOR: dict[str, tuple[Callable[[Any], Any], Any]] = {
+    "forget by id": (lambda fs: fs.forget("r1.weather"), GraphCounts(nodes=1, relationships=4)),
+    "forget what is not an id": (
+        lambda fs: fs.forget("r1.o1"),
+        Refused(UsageError, "'r1.o1' is neither"),
+    ),
+    # r1.weather and r2.hotel, with their edges
+    "apply a policy": (
+        lambda fs: fs.apply_retention(RetentionPolicy(days={"environment": 0})),
+        {"environment": {"nodes": 2, "relationships": 6}},
+    ),
+    "preview a policy": (
+        lambda fs: fs.expiring(RetentionPolicy(days={"observation": 200})),
+        {"observation": 2},
+    ),
+    "export": (lambda fs: fs.export_jsonl(), EXPORTED),
+    "import": (lambda fs: fs.import_jsonl([]), GraphCounts(nodes=0, relationships=0)),
 }
 
 
 @pytest.mark.parametrize("name", list(FRONT_DOOR))
 def test_the_async_front_door_does_what_the_sync_one_does(twins, name: str) -> None:  # noqa: ANN001
-    _both(twins, FRONT_DOOR[name], front_door=True)
+    op, expected = FRONT_DOOR[name]
+    _expected(_both(twins, op, front_door=True), expected)
 
 
 def test_the_sync_and_the_async_results_are_what_the_operations_promise(twins) -> None:  # noqa: ANN001

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from flowstate.errors import StoreError, StoreUnavailable
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Store
 from flowstate.store.catalog import Q, query
+from tests.neo4j.bolt_proxy import BoltProxy
 
 pytestmark = pytest.mark.neo4j
 
@@ -20,6 +23,23 @@ def test_dead_server_is_store_unavailable_with_advice():
     assert "bolt://127.0.0.1:1" in message
     assert "FLOWSTATE_NEO4J_URI" in message
     assert info.value.__cause__ is not None
+
+
+def test_a_server_that_accepts_and_never_answers_is_given_up_on_after_the_connect_timeout(
+    neo4j_settings: Neo4jSettings, bolt_proxy: BoltProxy
+) -> None:
+    """A black hole: the TCP connection is accepted, the Bolt handshake never answered. The
+    driver would wait out its 60 s acquisition timeout; FlowState waits `connect_timeout_s`."""
+    bolt_proxy.black_hole()
+    settings = neo4j_settings.model_copy(
+        update={"uri": bolt_proxy.uri, "connect_timeout_s": 1.0, "retry_time_s": 0.0}
+    )
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailable, match="handshake") as info:
+        Store.connect(settings)
+    waited = time.monotonic() - started
+    assert bolt_proxy.uri in str(info.value)
+    assert 1.0 <= waited < 30  # the timeout, with room for a loaded machine; not 60 s
 
 
 def test_malformed_uri_is_store_error():

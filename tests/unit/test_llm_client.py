@@ -1,4 +1,7 @@
-"""LiteLLMClient driven by scripted models through the real litellm.completion path."""
+"""LiteLLMClient driven through the real litellm.completion path: by scripted models, and by
+a stub provider of the tests' own registered with litellm (for replies a script cannot give).
+Token figures are checked against a count made apart from flowstate.tokens, over what litellm
+handed the provider (tests/litellm_boundary.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +11,6 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -26,32 +28,28 @@ from flowstate.llm import (
 from flowstate.llm._litellm import litellm
 from flowstate.llm.client import check_model, compact_schema, response_format
 from flowstate.models import AddOp, Category, FinalAnswer, StepOutput, ToolCall
-from flowstate.tokens import count_messages, count_tokens
+from tests.litellm_boundary import (
+    STUB,
+    Received,
+    StubProvider,
+    prompt_tokens,
+    recording,
+    stub_provider,
+    text_tokens,
+)
 
 ASK = [{"role": "user", "content": "Book me a hotel in Lisbon under 150 EUR."}]
 FINAL = {"action": {"type": "final", "answer": "Booked."}}
 
 
 @pytest.fixture
-def spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
-    """Every litellm.completion / acompletion call, with its arguments."""
-    seen: list[dict[str, Any]] = []
-    real, areal = litellm.completion, litellm.acompletion
-
-    def completion(**kwargs: Any) -> Any:
-        seen.append(kwargs)
-        return real(**kwargs)
-
-    async def acompletion(**kwargs: Any) -> Any:
-        seen.append(kwargs)
-        return await areal(**kwargs)
-
-    monkeypatch.setattr(litellm, "completion", completion)
-    monkeypatch.setattr(litellm, "acompletion", acompletion)
-    yield seen
+def spy() -> Iterator[list[Received]]:
+    """Every call litellm routed to the scripted models' provider, as it was handed over."""
+    with recording() as recorder:
+        yield recorder.received
 
 
-def test_sequence_through_litellm(spy: list[dict[str, Any]]) -> None:
+def test_sequence_through_litellm(spy: list[Received]) -> None:
     step = StepOutput(
         delta=[
             AddOp(
@@ -80,20 +78,24 @@ def test_sequence_through_litellm(spy: list[dict[str, Any]]) -> None:
     )
     assert model.remaining == 0
 
-    assert [call["model"] for call in spy] == ["flowstate-scripted/seq"] * 3
+    assert [call.model for call in spy] == ["seq"] * 3  # litellm took the provider off
     assert [call.reply for call in model.calls] == [first.text, second.text, third.text]
 
 
-def test_usage_is_counted_by_tiktoken() -> None:
+def test_the_scripted_provider_bills_what_reached_it(spy: list[Received]) -> None:
     model = ScriptedModel.sequence("usage", [FINAL])
     done = model.client(structured=False).complete(ASK, StepOutput)
-    (call,) = model.calls
+    [call] = spy
     assert done.usage.calls == 1
-    assert done.usage.prompt_tokens == count_messages(call.messages) > count_messages(ASK)
-    assert done.usage.completion_tokens == count_tokens(done.text) > 0
+    # A scripted model is billed as a modern OpenAI model (o200k_base), like any model
+    # tiktoken does not know.
+    bill = prompt_tokens(call, "gpt-4o")
+    assert done.usage.prompt_tokens == done.usage.estimated_prompt_tokens == bill
+    assert bill > prompt_tokens(Received(call.model, ASK, {}), "gpt-4o")  # + the schema
+    assert done.usage.completion_tokens == text_tokens(done.text, "gpt-4o") > 0
 
 
-def test_policy_is_a_function_of_the_prompt(spy: list[dict[str, Any]]) -> None:
+def test_policy_is_a_function_of_the_prompt(spy: list[Received]) -> None:
     def agent(messages: list[dict[str, Any]]) -> dict[str, Any] | StepOutput:
         last = messages[-1]
         if last["role"] == "tool":
@@ -120,10 +122,10 @@ def test_unparseable_reply_is_returned_not_raised() -> None:
     assert done.value is None and not done.ok
     assert done.error == "no JSON object found: reply with one JSON object"
     assert done.text == "I booked it for you!"
-    assert done.usage.completion_tokens == count_tokens("I booked it for you!")
+    assert done.usage.completion_tokens == text_tokens("I booked it for you!", "gpt-4o")
 
 
-def test_exhausted_script_is_a_clear_error_and_not_retried(spy: list[dict[str, Any]]) -> None:
+def test_exhausted_script_is_a_clear_error_and_not_retried(spy: list[Received]) -> None:
     client = ScriptedModel.sequence("short", [FINAL]).client(retry_backoff_s=0)
     client.complete(ASK, StepOutput)
     with pytest.raises(ModelError) as info:
@@ -189,7 +191,7 @@ def test_bad_outputs_are_refused_up_front() -> None:
         ScriptedModel.sequence("a/b", [FINAL])
 
 
-def test_policy_that_raises_is_reported_not_retried(spy: list[dict[str, Any]]) -> None:
+def test_policy_that_raises_is_reported_not_retried(spy: list[Received]) -> None:
     def broken(messages: list[dict[str, Any]]) -> str:
         raise ValueError("boom")
 
@@ -206,7 +208,7 @@ def test_policy_that_raises_is_reported_not_retried(spy: list[dict[str, Any]]) -
 # --- retries --------------------------------------------------------------------------------
 
 
-def test_transient_failures_are_retried(spy: list[dict[str, Any]]) -> None:
+def test_transient_failures_are_retried(spy: list[Received]) -> None:
     failures = [ScriptedFailure(429, "slow down"), ScriptedFailure(503, "overloaded")]
     model = ScriptedModel.sequence("flaky", [*failures, FINAL])
     done = model.client(retries=2, retry_backoff_s=0).complete(ASK, StepOutput)
@@ -330,76 +332,67 @@ def test_schema_support_comes_from_litellm() -> None:
     assert LiteLLMClient("no-such-provider/whatever").structured is False
 
 
-def _fake_response(content: str, finish: str = "stop", usage: Any = None) -> Any:
-    message = SimpleNamespace(content=content)
-    return SimpleNamespace(
-        choices=[SimpleNamespace(message=message, finish_reason=finish)], usage=usage
-    )
+# Through a stub provider: "gpt-4-stub" is billed with cl100k_base, tiktoken's encoding for
+# gpt-4 models, and litellm knows no model info for it that would refuse response_format.
+GPT4 = f"{STUB}/gpt-4-stub"
 
 
-def test_usage_is_estimated_when_the_provider_gives_none(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_usage_is_estimated_when_the_provider_gives_none() -> None:
     text = json.dumps(FINAL)
-    monkeypatch.setattr(litellm, "completion", lambda **kw: _fake_response(text))
-    done = LiteLLMClient("gpt-4", structured=True).complete(ASK, StepOutput)
+    with stub_provider(StubProvider(text)) as stub:
+        done = LiteLLMClient(GPT4, structured=True).complete(ASK, StepOutput)
     assert done.ok
+    [call] = stub.received
+    assert call.response_format == response_format(StepOutput)
     # The whole bill: the messages and the schema sent as response_format.
-    schema = json.dumps(response_format(StepOutput), separators=(",", ":"))
-    bill = count_messages(ASK, "gpt-4") + count_tokens(schema, "gpt-4")
+    bill = prompt_tokens(call, "gpt-4")
+    assert bill > prompt_tokens(Received(call.model, ASK, {}), "gpt-4")
     assert done.usage.prompt_tokens == done.usage.estimated_prompt_tokens == bill
-    assert done.usage.completion_tokens == count_tokens(text, "gpt-4")
-    assert done.sent is not None and done.sent.response_format == response_format(StepOutput)
+    assert done.usage.completion_tokens == text_tokens(text, "gpt-4")
+    assert done.sent is not None and done.sent.response_format == call.response_format
 
 
-def test_tool_definitions_passed_as_litellm_arguments_are_counted(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_tool_definitions_passed_as_litellm_arguments_are_counted() -> None:
     city = {"type": "object", "properties": {"city": {"type": "string"}}}
     tools = [{"type": "function", "function": {"name": "lookup", "parameters": city}}]
-    reached: list[dict[str, Any]] = []
-
-    def completion(**kw: Any) -> Any:
-        reached.append(kw)
-        return _fake_response(json.dumps(FINAL))
-
-    monkeypatch.setattr(litellm, "completion", completion)
-    done = LiteLLMClient("gpt-4", structured=True, tools=tools).complete(ASK, StepOutput)
-    assert reached[0]["tools"] == tools
-    schema = json.dumps(response_format(StepOutput), separators=(",", ":"))
-    listed = json.dumps(tools[0], separators=(",", ":"))  # each definition as compact JSON
-    bill = (
-        count_messages(ASK, "gpt-4") + count_tokens(schema, "gpt-4") + count_tokens(listed, "gpt-4")
-    )
-    assert done.usage.prompt_tokens == done.usage.estimated_prompt_tokens == bill
+    with stub_provider(StubProvider(json.dumps(FINAL))) as stub:
+        done = LiteLLMClient(GPT4, structured=True, tools=tools).complete(ASK, StepOutput)
+    [call] = stub.received
+    assert call.tools == tools  # litellm handed them to the provider
+    without = Received(call.model, call.messages, {"response_format": call.response_format})
+    assert prompt_tokens(call, "gpt-4") > prompt_tokens(without, "gpt-4")
+    assert done.usage.prompt_tokens == done.usage.estimated_prompt_tokens
+    assert done.usage.prompt_tokens == prompt_tokens(call, "gpt-4")
 
 
-def test_provider_usage_is_used_when_given(monkeypatch: pytest.MonkeyPatch) -> None:
-    usage = SimpleNamespace(prompt_tokens=1234, completion_tokens=56)
-    monkeypatch.setattr(litellm, "completion", lambda **kw: _fake_response("{}", usage=usage))
-    done = LiteLLMClient("gpt-4o", structured=True).complete(ASK, StepOutput)
+def test_provider_usage_is_used_when_given() -> None:
+    with stub_provider(StubProvider("{}", usage=(1234, 56))) as stub:
+        done = LiteLLMClient(f"{STUB}/gpt-4o-stub", structured=True).complete(ASK, StepOutput)
     assert (done.usage.prompt_tokens, done.usage.completion_tokens, done.usage.calls) == (
         1234,
         56,
         1,
     )
     # The estimate is kept beside the provider's figure.
-    assert done.usage.estimated_prompt_tokens == done.sent.tokens("gpt-4o") > 0  # type: ignore[union-attr]
+    [call] = stub.received
+    assert done.usage.estimated_prompt_tokens == prompt_tokens(call, "gpt-4o")
 
 
-def test_truncated_reply_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_truncated_reply_says_so() -> None:
     cut = '{"action": {"type": "final", "answer": "The hotel is'
-    monkeypatch.setattr(litellm, "completion", lambda **kw: _fake_response(cut, "length"))
-    done = LiteLLMClient("gpt-4o", structured=True).complete(ASK, StepOutput)
+    with stub_provider(StubProvider(cut, finish_reason="length")):
+        done = LiteLLMClient(f"{STUB}/gpt-4o-stub", structured=True).complete(ASK, StepOutput)
     assert done.error == (
         "not valid JSON: the object starting at char 0 is never closed "
         "(the reply was cut off at the output token limit; be shorter)"
     )
-    assert done.finish_reason == "length"
+    assert done.finish_reason == "length" and done.text == cut
 
 
 # --- async ----------------------------------------------------------------------------------
 
 
-def test_async_sequence_and_policy(spy: list[dict[str, Any]]) -> None:
+def test_async_sequence_and_policy(spy: list[Received]) -> None:
     seq = ScriptedModel.sequence("aseq", [ScriptedFailure(429, "later"), FINAL]).client(
         retry_backoff_s=0
     )

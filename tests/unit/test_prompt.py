@@ -4,6 +4,7 @@ ones come first, and that processors rewrite parts, not text."""
 from __future__ import annotations
 
 import doctest
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -39,7 +40,7 @@ from flowstate.models import StepOutput
 from flowstate.models.active import ActiveState, StepRecord
 from flowstate.models.vocab import Category, RelationType
 from flowstate.rules.limits import Limits
-from flowstate.tokens import count_messages, count_request
+from tests.litellm_boundary import Received, prompt_tokens
 
 INDEX_TEXT = "r1: trip basics\n  r1.trip [constraint] Lisbon, 12-15 June 2027"
 
@@ -94,18 +95,24 @@ def test_parts_are_in_prompt_order_and_say_what_the_engine_wrote() -> None:
     assert user["content"].endswith("Step 2 of 8.")
 
 
+def bill(messages: list[dict[str, Any]], schema: dict[str, Any] | None = None) -> int:
+    sent = {"response_format": schema} if schema else {}
+    return prompt_tokens(Received("scripted", messages, sent), "gpt-4o")
+
+
 def test_parts_add_up_to_the_whole_bill_schema_included() -> None:
     p = prompt(active(1, ("access: r9.x is not visible",)))
     bare = Sent(p.messages())
     tokens = call_parts(p, bare)
-    assert sum(tokens.values()) == count_messages(p.messages()) == bare.tokens()
+    # The whole, counted apart from flowstate.tokens (tests/litellm_boundary.py).
+    assert sum(tokens.values()) == bill(p.messages()) == bare.tokens()
     assert tokens["reply_format"] == 0 and all(tokens[x] > 0 for x in PARTS if x != "reply_format")
     schema = response_format(StepOutput)
     typed = prompt(active(1), ReplyFormat.JSON)
     with_schema = Sent(typed.messages(), schema)
     parts = call_parts(typed, with_schema)
-    assert parts["reply_format"] == with_schema.tokens() - count_messages(typed.messages()) > 300
-    assert sum(parts.values()) == with_schema.tokens() == count_request(typed.messages(), schema)
+    assert parts["reply_format"] == bill(typed.messages(), schema) - bill(typed.messages()) > 300
+    assert sum(parts.values()) == with_schema.tokens() == bill(typed.messages(), schema)
     fixed = fixed_price(tokens)
     assert fixed == tokens["protocol"] + tokens["tools"] + tokens["framing"]
 

@@ -26,6 +26,7 @@ from flowstate.models import (
     UpdateOp,
     ids,
 )
+from flowstate.models.records import LINE_BREAKS
 from flowstate.rules import Limits, Visibility, apply_delta, check_access, check_delta
 from flowstate.rules.isu import Op
 
@@ -369,41 +370,98 @@ def test_a_past_state_update_anywhere_rejects_the_delta(
         assert "past_state_immutable" in rules
 
 
-# st.text leaves out lone surrogates, which json.loads lets through: put some in on purpose.
-_surrogate = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
-any_text = st.text(max_size=45) | st.builds(
-    lambda head, odd, tail: head + odd + tail,
-    st.text(max_size=20),
-    _surrogate,
-    st.text(max_size=20),
+# Text the rules accept, generated as such: one line for a summary (none of the characters
+# str.splitlines() breaks on), no NUL, no lone surrogate, not blank, within the limits.
+_anywhere = st.characters(codec="utf-8", exclude_characters="\x00" + LINE_BREAKS)
+_mark = _anywhere.filter(lambda ch: not ch.isspace())  # what makes a text not blank
+
+
+def _valid(max_size: int, chars: st.SearchStrategy[str] = _anywhere) -> st.SearchStrategy[str]:
+    half = (max_size - 1) // 2
+    return st.builds(
+        lambda head, mark, tail: head + mark + tail,
+        st.text(chars, max_size=half),
+        _mark,
+        st.text(chars, max_size=max_size - 1 - half),
+    )
+
+
+valid_summaries = _valid(LIMITS.max_summary_chars)
+valid_contents = _valid(LIMITS.max_content_chars, _anywhere | st.sampled_from("\n\r\u2028"))
+# An update gives a new summary, a new content, or both.
+new_texts = st.sampled_from([(True, False), (False, True), (True, True)]).flatmap(
+    lambda which: st.tuples(
+        valid_summaries if which[0] else st.none(), valid_contents if which[1] else st.none()
+    )
 )
 
 
-@PROPERTY
-@given(
-    summary=any_text,
-    content=any_text,
-    new_summary=st.none() | any_text,
-    new_content=st.none() | any_text,
-)
-def test_text_that_passes_the_check_makes_valid_states(
-    summary: str, content: str, new_summary: str | None, new_content: str | None
-) -> None:
+def _text_delta(
+    summary: str, content: str, new: tuple[str | None, str | None]
+) -> tuple[list[Op], Visibility, dict[str, StateNode]]:
     existing = {"a": make_state("a")}
     vis = Visibility(RID, frozenset({"a"}), frozenset(), frozenset())
     delta: list[Op] = [
         AddOp(op="add", key="b", category=Category.ARTIFACT, summary=summary, content=content),
-        UpdateOp(op="update", key="a", summary=new_summary, content=new_content),
+        UpdateOp(op="update", key="a", summary=new[0], content=new[1]),
     ]
-    violations = check_delta(delta, vis, LIMITS, existing)
-    event("rejected" if violations else "applied")
-    if violations:
-        return
+    return delta, vis, existing
+
+
+@PROPERTY
+@given(summary=valid_summaries, content=valid_contents, new=new_texts)
+def test_valid_text_is_accepted_and_stored_as_given(
+    summary: str, content: str, new: tuple[str | None, str | None]
+) -> None:
+    delta, vis, existing = _text_delta(summary, content, new)
+    assert check_delta(delta, vis, LIMITS, existing) == []
     applied = apply_delta(delta, vis, NS, existing, [], [], NOW)
-    for state in applied.states.values():
+    added, updated = applied.states["b"], applied.states["a"]
+    assert (added.summary, added.content) == (summary, content)
+    old = existing["a"]
+    assert updated.summary == (new[0] if new[0] is not None else old.summary)
+    assert updated.content == (new[1] if new[1] is not None else old.content)
+    for state in (added, updated):
+        # update goes through model_copy, which skips validation: validate again.
         assert StateNode.model_validate(state.model_dump()) == state
-        assert 0 < len(state.summary) <= LIMITS.max_summary_chars
-        assert 0 < len(state.content) <= LIMITS.max_content_chars
+
+
+# One defect in otherwise valid text, and the rule that names it.
+_BLANK = st.sampled_from(["", " ", "\t", " \u3000 ", "\u2003"])
+
+
+@st.composite
+def defects(draw: st.DrawFn) -> tuple[str, str, str]:
+    """(field, text, rule): a summary or content with exactly one thing wrong."""
+    field_ = draw(st.sampled_from(["summary", "content"]))
+    limit = LIMITS.max_summary_chars if field_ == "summary" else LIMITS.max_content_chars
+    rules = ["empty", "too_long", "nul_character", "invalid_unicode"]
+    rule = draw(st.sampled_from([*rules, "multiline"] if field_ == "summary" else rules))
+    if rule == "empty":
+        return field_, draw(_BLANK), f"empty_{field_}"
+    base = draw(_valid(limit - 1))  # room for one more character
+    if rule == "too_long":
+        return field_, base + "x" * (limit + 1 - len(base)), f"{field_}_too_long"
+    odd = {
+        "nul_character": st.just("\x00"),
+        "invalid_unicode": st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),
+        "multiline": st.sampled_from(LINE_BREAKS),
+    }[rule]
+    at = draw(st.integers(0, len(base)))
+    text = base[:at] + draw(odd) + base[at:]
+    return field_, text, "multiline_summary" if rule == "multiline" else rule
+
+
+@PROPERTY
+@given(defect=defects(), summary=valid_summaries, content=valid_contents, new=new_texts)
+def test_a_text_defect_is_refused_by_its_own_rule_on_its_own_op(
+    defect: tuple[str, str, str], summary: str, content: str, new: tuple[str | None, str | None]
+) -> None:
+    field_, text, rule = defect
+    texts = {"summary": summary, "content": content, field_: text}
+    delta, vis, existing = _text_delta(texts["summary"], texts["content"], new)
+    violations = check_delta(delta, vis, LIMITS, existing)
+    assert [(v.where, v.rule) for v in violations] == [("delta[0] add b", rule)]
 
 
 # --- PSA -----------------------------------------------------------------------------------

@@ -8,10 +8,13 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import flowstate.tokens
 from flowstate.errors import FlowStateRuntimeError
-from flowstate.tokens import count_messages, count_tokens, encoding_name
+from flowstate.tokens import count_messages, count_request, count_tokens, encoding_name
+from tests.litellm_boundary import Received, litellm_encoding, prompt_tokens
 
 CHINESE = "你好，世界！今天天气很好。"
 
@@ -100,6 +103,37 @@ def test_unloadable_encoding_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -
         monkeypatch.undo()
         flowstate.tokens._encoding.cache_clear()
     assert count_tokens("hello world") == 2
+
+
+# Text of every kind: the special-token strings, CJK, emoji, JSON, long runs of one character.
+texts = st.text(max_size=300) | st.sampled_from(
+    ["<|endoftext|>", CHINESE, "🙂" * 40, '{"a": [1, 2]}', "." * 3000, " \n\t ", ""]
+)
+messages = st.lists(
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["system", "user", "assistant", "tool"]), "content": texts},
+        optional={"name": st.sampled_from(["ana", "lookup"])},
+    ),
+    max_size=4,
+)
+
+
+@pytest.mark.parametrize(
+    ("model", "encoding"), [("gpt-4o", "o200k_base"), ("gpt-4", "cl100k_base")]
+)
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(text=texts, chat=messages)
+def test_counts_agree_with_a_count_made_apart(
+    model: str, encoding: str, text: str, chat: list[dict[str, str]]
+) -> None:
+    """The shipped encodings and the chat accounting against litellm's: its token_counter,
+    over an encoding built from the BPE files litellm ships (tests/litellm_boundary.py)."""
+    assert count_tokens(text, model) == len(litellm_encoding(encoding).encode_ordinary(text))
+    assert count_messages(chat, model) == prompt_tokens(Received(model, chat, {}), model)
+    schema = {"type": "json_object", "note": text}
+    tools = [{"type": "function", "function": {"name": "f", "description": text}}]
+    sent = Received(model, chat, {"response_format": schema, "tools": tools})
+    assert count_request(chat, schema, tools, model) == prompt_tokens(sent, model)
 
 
 def test_module_doctests() -> None:

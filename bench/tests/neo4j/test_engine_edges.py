@@ -26,13 +26,13 @@ from tests.neo4j.engine_helpers import (
     Harness,
     Shell,
     add,
-    fail_save,
     final,
     section,
     step,
     tool,
     user_prompt,
 )
+from tests.neo4j.wire import DRAFT_SAVES, Wire
 
 pytestmark = pytest.mark.neo4j
 
@@ -222,10 +222,11 @@ def test_rejections_quoting_hostile_input_are_bounded(h: Harness) -> None:
     assert "characters cut] …" in told and "key must be snake_case" in told  # why is kept
 
 
+@pytest.mark.parametrize("shell", ["async"], indirect=True)
 def test_aresume_finishes_an_async_step_cut_before_its_tool_ran(
-    async_shell: Shell, store: Store, repo: Repository
+    wire: Wire, repo: Repository
 ) -> None:
-    h = Harness(store, repo.namespace, async_shell)
+    h = wire.harness(repo.namespace)
     runs: list[str] = []
 
     async def fetch(city: str) -> str:
@@ -241,8 +242,8 @@ def test_aresume_finishes_an_async_step_cut_before_its_tool_ran(
         ],
         tools=[fetch],
     )
-    fail_save(agent, 2)  # the write-ahead save before the call
-    with pytest.raises(RequestInterrupted):
+    # 1: the request's start; 2: the write-ahead save before the call
+    with pytest.raises(RequestInterrupted), wire.proxy.cut(DRAFT_SAVES, nth=2):
         agent.run("hotels in Porto")  # arun: the harness drives the async shell
     assert runs == []
     result = agent.resume()  # aresume

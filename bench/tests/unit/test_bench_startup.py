@@ -22,8 +22,11 @@ def test_a_measurement_runs_the_real_console_script() -> None:
         "python -c 'import click'",
         "python -c 'pass'",
     }
-    assert 0 < ms["python -c 'pass'"] < ms["flowstate --help"]
+    # A measurement, not a race: which command started faster is the report's to say (one
+    # sample each on a loaded machine decides nothing), so only its arithmetic is held here.
+    assert all(value > 0 for value in ms.values())
     assert cli["ratio"] == round(ms["flowstate --help"] / ms["python -c 'import click'"], 2)
+    assert cli["runs"] == 1 and len(cli["load_average"]) == 2
     # The profile names what `--help` imports beyond click: the command modules, and the
     # plugin's (the bench's) commands, found without importlib.metadata.
     assert "flowstate.cli.app" in cli["beyond_click_ms"]

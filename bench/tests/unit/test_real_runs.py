@@ -46,8 +46,14 @@ def _arena(args: list[str], out: Path, **kw: Any):
 def test_a_model_run_without_a_terminal_is_refused_before_any_call(model, tmp_path) -> None:
     result = _arena(["--agent", "llm", "--model", model.model, "--strategy", "full"], tmp_path)
     assert result.exit_code == 2
-    assert "pass --yes" in result.output and "Expected spend" in result.output
-    assert model.model.split("/")[1] in result.output or "total" in result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith(f"Expected spend of this run on {model.model} (a floor:")
+    assert "pass --yes to start it" in lines[-1]
+    rows = [ln.split() for ln in lines if ln.startswith(("  formal", "  total"))]
+    # One call per subtask of the fixture's 7, for the 2 tasks; no price for a scripted model.
+    [group, total] = rows
+    assert group[:4] == ["formal_reasoning_math", "full", "2", "7"] and group[5] == "-"
+    assert total == ["total", "7", group[4], "-"] and int(group[4].replace(",", "")) > 0
     assert model.calls == [] and not (tmp_path / JOURNAL_FILE).exists()
 
 

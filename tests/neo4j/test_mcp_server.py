@@ -304,7 +304,9 @@ def test_forget_repeated_succeeds_and_says_the_id_was_gone(store: Store, repo: R
         assert "nothing was deleted" in again.text
 
     async def script(client: Any) -> None:
-        fact = await ok(client, "memory_remember", summary="Lives in Lisbon", category="environment")
+        fact = await ok(
+            client, "memory_remember", summary="Lives in Lisbon", category="environment"
+        )
         state, request = fact["state_id"], fact["request_id"]
         first = await call(client, "memory_forget", id=state)
         assert not first.error and first.text.startswith(f"forgot {state}: 1 node, ")

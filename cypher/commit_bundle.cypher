@@ -10,6 +10,7 @@
 // unless `held` is true, `supersede_conflicts` and every `*_missing` list are empty and every
 // count is what it sent; a duplicate id fails the uniqueness constraint.
 // $namespace: str; timestamps in the maps are ISO 8601 text, made datetimes here;
+// $namespace_term: str, the namespace as the full-text index's one token (search.namespace_term);
 // $owner: str or null: the writer that must hold the request's draft (null: an import);
 // $request: map of Request properties (usage flattened, no namespace);
 // $states: list of {props: map of StateNode properties (no namespace), label: Category.label};
@@ -63,7 +64,7 @@ WITH r, held, holder, supersede_conflicts
 CALL (r) {
   UNWIND $states AS row
   CREATE (s:State)
-  SET s = row.props, s.namespace = $namespace,
+  SET s = row.props, s.namespace = $namespace, s.namespace_term = $namespace_term,
       s.created_at = datetime(row.props.created_at), s.updated_at = datetime(row.props.updated_at)
   SET s:$(row.label)
   CREATE (r)-[:PRODUCED]->(s)

@@ -47,11 +47,18 @@ FOR (n:Observation) ON (n.namespace, n.created_at);
 CREATE CONSTRAINT flowstate_namespace IF NOT EXISTS
 FOR (n:Namespace) REQUIRE n.namespace IS UNIQUE;
 
-// Search over what states say (`memory_search`, `fs.search`): their summaries and contents,
-// and the namespace, so that a query can be narrowed to one namespace inside the index.
-// Eventually consistent: a commit does not wait for Lucene (a consistent full-text index
-// added 10-20 ms to every commit that wrote a state, measured on 5.26); the search waits for
-// the pending updates instead (search_states.cypher), so it still sees every commit.
-CREATE FULLTEXT INDEX flowstate_state_text IF NOT EXISTS
-FOR (n:State) ON EACH [n.namespace, n.summary, n.content]
-OPTIONS {indexConfig: {`fulltext.eventually_consistent`: true}};
+// Search over what states say (`memory_search`, `fs.search`, and the index's look for old
+// requests that match a request): their summaries and contents, and `namespace_term`, the
+// namespace as one token (`flowstate.store.search.namespace_term`), so that a query is narrowed
+// to exactly one namespace inside the index. The analyzer is named, not left to the server's
+// default, because the term must stay one token. Eventually consistent: a commit does not wait
+// for Lucene (a consistent full-text index added 10-20 ms to every commit that wrote a state,
+// measured on 5.26); a search waits for the pending updates instead (search_states.cypher), so
+// it still sees every commit. `flowstate.store.upgrade` backfills the term in a store written
+// before it existed and then drops that store's older index, `flowstate_state_text`.
+CREATE FULLTEXT INDEX flowstate_state_search IF NOT EXISTS
+FOR (n:State) ON EACH [n.namespace_term, n.summary, n.content]
+OPTIONS {indexConfig: {
+  `fulltext.analyzer`: 'standard-no-stop-words',
+  `fulltext.eventually_consistent`: true
+}};

@@ -136,8 +136,7 @@ class AgentCore(Generic[R]):
     def begin_plan(self, text: str) -> Plan[ActiveState]:
         """Check a new request and give it the next id (its first draft save holds it)."""
         check_request_text(text)
-        yield from self.refresh_plan()
-        yield from self.index.load_matching(self.ops, text)
+        yield from self.matching_plan(text)
         seq = yield from self.ops.allocate_request_seq()  # never handed out again
         active = ActiveState(
             namespace=self.ops.namespace, request_id=ids.request_id(seq), seq=seq, text=text
@@ -165,6 +164,13 @@ class AgentCore(Generic[R]):
         for entry, supersedes in (yield from self.ops.index_since(seen.committed)):
             self.index.apply_commit(entry, [*own, *supersedes])
         self._stamp = stamp
+
+    def matching_plan(self, text: str) -> Plan[None]:
+        """Bring the index up to date, then load what the request `text` may need from the
+        whole namespace (`HistoricalIndex.load_matching`), so `index.render(text)` ranks it."""
+        yield from self.refresh_plan()
+        assert self._stamp is not None
+        yield from self.index.load_matching(self.ops, text, self._stamp.committed)
 
     @property
     def loaded_at(self) -> Stamp | None:

@@ -47,7 +47,9 @@ class FrontCore(Generic[R]):
 
     def shown_index(self, text: str | None) -> Plan[RenderedIndex]:
         host = self.host
-        yield from host.refresh_plan()  # only what changed since the last call is read
+        # Only what changed since the last call is read, and for a request's text, the older
+        # requests that may match it.
+        yield from (host.matching_plan(text) if text else host.refresh_plan())
         return host.index.render(text)
 
     def session_index(

@@ -11,12 +11,18 @@ What collapses and folds first is what the current request needs least: rendered
 request (`render(query)`), the requests whose states match its words lexically
 (`flowstate.engine.relevance`) are kept in full longest, then the most recent ones; without
 a request, the most recent. The text is always in request order.
+
+Relevance sees the whole namespace, not only what was loaded: before a request is rendered,
+`load_matching` asks the full-text index for the older requests whose states match its words
+(a fixed number, in one statement) and loads them with their state lines, so the scorer ranks
+them with the rest, and a match from r1 of r120 stays in full above the range line, which
+says it is listed apart.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from flowstate.engine.relevance import rank_words, state_text, words
@@ -86,13 +92,19 @@ class OlderRange:
     count: int
 
 
-def _folded_line(reqs: list[IndexRequest], older: OlderRange | None = None) -> str:
+def _folded_line(
+    reqs: list[IndexRequest], older: OlderRange | None = None, apart: Iterable[str] = ()
+) -> str:
+    """The range line for the folded `reqs` and the unloaded `older` ones; `apart` names the
+    requests inside the range that are listed below it (matches of the request)."""
     first = ids.request_id(older.first_seq) if older else reqs[0].id
     last = reqs[-1].id if reqs else ids.request_id(older.last_seq if older else 0)
     n = len(reqs) + (older.count if older else 0)
+    listed = ", ".join(apart)
+    besides = f" (listed below: {listed})" if listed else ""
     return (
-        f"{first}-{last}: {n} older requests, folded; access one of these request ids to list "
-        "its states"
+        f"{first}-{last}: {n} older requests, folded{besides}; access one of these request ids "
+        "to list its states"
     )
 
 
@@ -121,6 +133,8 @@ class HistoricalIndex:
         self._rendered: dict[str, RenderedIndex] = {}  # by query
         self._words: dict[str, dict[str, list[str]]] = {}  # request id -> doc id -> words
         self.older: OlderRange | None = None  # requests below the loaded ones, not loaded
+        # Requests from this seq on are all loaded with their state lines (0: every request).
+        self.lines_below = 0
         for req in requests:
             self.add(req)
 
@@ -152,7 +166,7 @@ class HistoricalIndex:
                 lines_cost += index._cost[req.id][1] + 1
             if len(chunk) < LOAD_CHUNK:
                 return index  # everything is loaded
-            before = chunk[-1].seq
+            before = index.lines_below = chunk[-1].seq
         while lines_cost <= budget_tokens:  # one line each, at most
             heads = yield from ops.index_newest_heads(before, HEADS_CHUNK)
             for req in heads:
@@ -166,13 +180,35 @@ class HistoricalIndex:
             index.older = OlderRange(first, last, count)
         return index
 
-    def load_matching(self, ops: Ops, query: str) -> Plan[None]:
-        """Fetch the state lines of the requests matching `query` that were not loaded (old
-        requests whose summary matches), so that they can be listed in full."""
-        wanted = [self._requests[i] for i in self.matching(query) if not self._requests[i].loaded]
-        for req in wanted:
+    def load_matching(self, ops: Ops, query: str, committed: int) -> Plan[None]:
+        """Load what `query` may need from beyond the loaded requests, so that the scorer
+        ranks it and a match can be listed in full: the older requests whose states the
+        full-text index finds for its words (at most MAX_MATCHED, one statement, not waiting
+        for the index), and the state lines of loaded one-line requests whose summary matches.
+
+        `committed` is the commit number the index is up to date with: requests committed
+        later reach it by `apply_commit`, not here, so the range line's count stays exact.
+        """
+        wanted = words(query)
+        if wanted and self.lines_below:
+            plan = ops.index_candidates(
+                wanted, MAX_MATCHED, below_seq=self.lines_below, upto_commit=committed
+            )
+            for found in (yield from plan):
+                self._adopt(found)
+        heads = [self._requests[i] for i in self.matching(query) if not self._requests[i].loaded]
+        for req in heads:
             for loaded in (yield from ops.index(req.seq, req.seq)):
                 self.add(loaded)
+
+    def _adopt(self, req: IndexRequest) -> None:
+        """Add an older request found for a query; one the range line counted is taken out
+        of its count (it is listed apart)."""
+        older = self.older
+        if req.id not in self._requests and older and older.first_seq <= req.seq <= older.last_seq:
+            left = older.count - 1
+            self.older = replace(older, count=left) if left else None
+        self.add(req)
 
     @property
     def requests(self) -> list[IndexRequest]:
@@ -314,7 +350,13 @@ class HistoricalIndex:
             return NO_PAST, count_tokens(NO_PAST, self.model)
         gone = {r.id for r in order[:folded]}
         older = self.older
-        lines = [_folded_line(order[:folded], older)] if folded or older else []
+        span = _span(order[:folded], older)
+        apart = [
+            r.id
+            for r in self._requests.values()
+            if span and r.id not in gone and span[0] <= r.seq <= span[1]
+        ]
+        lines = [_folded_line(order[:folded], older, apart)] if folded or older else []
         for r in self._requests.values():
             if r.id in gone:
                 continue

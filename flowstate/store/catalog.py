@@ -36,6 +36,7 @@ class Q(StrEnum):
     INDEX_NEWEST = "index_newest"
     INDEX_NEWEST_HEADS = "index_newest_heads"
     INDEX_OLDER = "index_older"
+    INDEX_CANDIDATES = "index_candidates"
     COMMIT_BUNDLE = "commit_bundle"
     INDEX_GENERATION = "index_generation"
     INDEX_HEADS = "index_heads"
@@ -61,6 +62,10 @@ class Q(StrEnum):
     EXPORT_BUNDLES = "export_bundles"
     BEGIN_FACT = "begin_fact"
     SEARCH_STATES = "search_states"
+    LEGACY_SEARCH_INDEX = "legacy_search_index"
+    UNTERMED_NAMESPACES = "untermed_namespaces"
+    BACKFILL_NAMESPACE_TERMS = "backfill_namespace_terms"
+    DROP_LEGACY_SEARCH_INDEX = "drop_legacy_search_index"
 
 
 def find_cypher_dir(package_root: Path = _PACKAGE_ROOT) -> Path:

@@ -122,6 +122,8 @@ def from_props(cls: type[M], props: dict[str, Any]) -> M:
     if cls is Request:
         data["usage"] = {f: data.pop(f, 0) for f in _USAGE_FIELDS}
         data.pop("commit_seq", None)  # the store's bookkeeping (which commit it was), not data
+    elif cls is StateNode:
+        data.pop("namespace_term", None)  # the search index's copy of the namespace, not data
     try:
         return cls.model_validate(data)
     except ValidationError as e:

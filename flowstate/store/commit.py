@@ -14,6 +14,7 @@ from flowstate.store.catalog import Q
 from flowstate.store.codec import to_props
 from flowstate.store.holds import held_by_other
 from flowstate.store.plans import Changes, Stmt, TxWork
+from flowstate.store.search import namespace_term
 
 
 def write_bundle(
@@ -28,6 +29,7 @@ def write_bundle(
         Q.COMMIT_BUNDLE,
         {
             "namespace": namespace,
+            "namespace_term": namespace_term(namespace),
             "owner": owner,
             "request": to_props(request),
             "states": [{"props": to_props(s), "label": s.category.label} for s in bundle.states],

@@ -49,7 +49,7 @@ from flowstate.store.commit import write_bundle
 from flowstate.store.holds import DEFAULT_HOLD_S, OpenRequest, held_by_other, open_request_of
 from flowstate.store.namespace_node import Stamp, check_ttl, stamp_of
 from flowstate.store.plans import Plan, Read, Stmt, Transaction, TxWork, Write
-from flowstate.store.search import SearchHit, search
+from flowstate.store.search import SearchHit, candidates, search
 
 R = TypeVar("R", bound=Request | StateNode | Observation | ActionDecision)
 NO_END = 2**62  # "up to the latest request" for index_generation's $to_seq
@@ -111,6 +111,15 @@ class Ops:
         """How many requests lie below `below_seq`: (count, first seq, last seq)."""
         [row] = yield self.read(Q.INDEX_OLDER, below=below_seq)
         return int(row["requests"]), int(row["first"] or 0), int(row["last"] or 0)
+
+    def index_candidates(
+        self, words: Sequence[str], limit: int, *, below_seq: int, upto_commit: int
+    ) -> Plan[list[IndexRequest]]:
+        """Requests below `below_seq` that may match `words` (full-text hits, best first, at
+        most `limit`, and the last few commits), committed by `upto_commit`, with their state
+        lines, in seq order (`flowstate.store.search.candidates`)."""
+        plan = candidates(self.namespace, words, limit, below=below_seq, upto=upto_commit)
+        return (yield from plan)
 
     def index_heads(self) -> Plan[list[IndexRequest]]:
         """Every committed request's index entry without its state lines (`states` empty,

@@ -1,12 +1,14 @@
 """The graph schema: constraints and indexes from `cypher/schema.cypher`, applied idempotently.
 
 `schema.cypher` holds one statement per `;`-separated block (see `catalog.statements`); every
-statement uses IF NOT EXISTS, so applying it at each connect is safe.
+statement uses IF NOT EXISTS, so applying it at each connect is safe. A store written by an
+older FlowState is then brought up to date (`flowstate.store.upgrade`).
 """
 
 from __future__ import annotations
 
 from flowstate.errors import StoreError
+from flowstate.store import upgrade
 from flowstate.store.catalog import Q, statements
 from flowstate.store.plans import Plan, Statement, Write
 
@@ -18,7 +20,8 @@ _CREATED_MEANWHILE = ("EquivalentSchemaRuleAlreadyExists", "IndexAlreadyExists",
 
 
 def ensure(*, timeout_s: int = INDEX_TIMEOUT_S) -> Plan[None]:
-    """Create missing constraints and indexes, then wait until all are online (a plan)."""
+    """Create missing constraints and indexes, wait until all are online, then upgrade what an
+    older FlowState wrote (a plan)."""
     for statement in statements(Q.SCHEMA):
         try:
             yield Statement(statement)
@@ -26,3 +29,4 @@ def ensure(*, timeout_s: int = INDEX_TIMEOUT_S) -> Plan[None]:
             if not any(code in str(e) for code in _CREATED_MEANWHILE):
                 raise
     yield Write(Q.AWAIT_INDEXES, {"timeout_s": timeout_s})
+    yield from upgrade.search_terms()

@@ -19,9 +19,9 @@ from flowstate.models.ids import KEY_PATTERN
 from flowstate.store.search import lucene_query
 
 
-def test_the_lucene_query_is_words_and_the_quoted_namespace() -> None:
+def test_the_lucene_query_is_words_and_the_namespace_term() -> None:
     assert lucene_query("t-1.x", ["hotel", "lisbon"]) == (
-        '+namespace:"t-1.x" +(summary:(hotel lisbon) content:(hotel lisbon))'
+        "+namespace_term:nsoqwtclty +(summary:(hotel lisbon) content:(hotel lisbon))"
     )
     for bad in (["a:b"], ["*"], ['"'], ["AND"], [], ["x y"]):
         with pytest.raises(ValidationFailed):

@@ -136,7 +136,8 @@ class AgentCore(Generic[R]):
     def begin_plan(self, text: str) -> Plan[ActiveState]:
         """Check a new request and give it the next id (its first draft save holds it)."""
         check_request_text(text)
-        yield from self.matching_plan(text)
+        yield from self.refresh_plan()
+        yield from self.fetch_matches_plan(text)
         seq = yield from self.ops.allocate_request_seq()  # never handed out again
         active = ActiveState(
             namespace=self.ops.namespace, request_id=ids.request_id(seq), seq=seq, text=text
@@ -165,11 +166,11 @@ class AgentCore(Generic[R]):
             self.index.apply_commit(entry, [*own, *supersedes])
         self._stamp = stamp
 
-    def matching_plan(self, text: str) -> Plan[None]:
-        """Bring the index up to date, then load what the request `text` may need from the
-        whole namespace (`HistoricalIndex.load_matching`), so `index.render(text)` ranks it."""
-        yield from self.refresh_plan()
-        assert self._stamp is not None
+    def fetch_matches_plan(self, text: str) -> Plan[None]:
+        """Load into the index, brought up to date first (`refresh_plan`), what the request
+        `text` may need from the whole namespace (`HistoricalIndex.load_matching`), so that
+        `index.render(text)` ranks it."""
+        assert self._stamp is not None, "refresh the index first"
         yield from self.index.load_matching(self.ops, text, self._stamp.committed)
 
     @property
@@ -235,10 +236,13 @@ class AgentCore(Generic[R]):
                 )
             if found is not None:
                 yield from self.take_plan(rid)  # held again (it may have lapsed meanwhile)
+            yield from self.fetch_matches_plan(inflight.text)
             return self.driver(inflight, Start.INFLIGHT)  # newer than any draft it saved
         self.unsaved_reply = None  # it answered an Active State dropped here
         payload = yield from self.take_plan(rid)
-        return self.driver(ActiveState.model_validate_json(payload), Start.DRAFT)
+        active = ActiveState.model_validate_json(payload)
+        yield from self.fetch_matches_plan(active.text)  # as its first prompt listed them
+        return self.driver(active, Start.DRAFT)
 
     def discard_plan(self, request_id: str | None = None) -> Plan[str]:
         """Drop an open request (this agent's, or one whose hold lapsed): nothing of it is

@@ -49,7 +49,9 @@ class FrontCore(Generic[R]):
         host = self.host
         # Only what changed since the last call is read, and for a request's text, the older
         # requests that may match it.
-        yield from (host.matching_plan(text) if text else host.refresh_plan())
+        yield from host.refresh_plan()
+        if text:
+            yield from host.fetch_matches_plan(text)
         return host.index.render(text)
 
     def session_index(

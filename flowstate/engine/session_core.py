@@ -112,7 +112,9 @@ def pickup_plan(
         raise refusal(request_id)
     payload = yield from agent.take_plan(request_id)  # RequestHeld when it is not open
     holder = found.holder if found is not None else None
-    return ActiveState.model_validate_json(payload), None, holder
+    active = ActiveState.model_validate_json(payload)
+    yield from agent.fetch_matches_plan(active.text)  # the old matches its prompts listed
+    return active, None, holder
 
 
 def claim(active: ActiveState) -> str:

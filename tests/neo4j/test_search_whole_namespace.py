@@ -80,16 +80,25 @@ def deep(fs: FlowState, neighbour: FlowState) -> FlowState:
     return fs
 
 
-def test_a_request_sees_its_match_from_the_oldest_request_in_full(deep: FlowState) -> None:
+def test_a_request_sees_its_match_from_the_oldest_request_in_full(
+    deep: FlowState, store: Store, namespace: str
+) -> None:
     session = deep.begin(ASK)
-    try:
-        text = session.index()
-    finally:
-        session.discard()
+    text = session.index()
     assert "  r1.deploy_window [environment] Deploy window for billing-api is Tuesday" in text
     assert 1 in _accounts_for_every_request(text, 120)
     assert "(listed below: r1)" in text
     assert "r120: " in text  # the newest requests are still there
+
+    # Picked up from its draft by another front door (as after a restart): the same index.
+    rid, handle = session.request_id, session.handle
+    assert handle is not None
+    deep.close()  # its hold goes; the draft stays
+    picked = FlowState(store, namespace).session(rid, handle)
+    try:
+        assert picked.index() == text
+    finally:
+        picked.discard()
 
 
 def test_the_shown_index_and_an_agents_prompt_rank_the_whole_namespace(

@@ -12,10 +12,14 @@ connecting at once both succeed.
 
 from __future__ import annotations
 
+import logging
+
 from flowstate.errors import ValidationFailed
 from flowstate.store.catalog import Q
 from flowstate.store.plans import Batched, Plan, Read, Write
 from flowstate.store.search import namespace_term
+
+log = logging.getLogger("flowstate")
 
 
 def search_terms() -> Plan[int]:
@@ -32,6 +36,12 @@ def search_terms() -> Plan[int]:
         except ValidationFailed:
             continue  # not a name FlowState accepts: none of its verbs reads that namespace
     if terms:
+        # Once per store, and it may take minutes on a large one: say what is happening.
+        log.warning(
+            "upgrading the store: the states of %d namespaces get their search term "
+            "(namespace_term), then the index flowstate_state_text is dropped",
+            len(terms),
+        )
         yield Batched(Q.BACKFILL_NAMESPACE_TERMS, {"terms": terms})
     yield Write(Q.DROP_LEGACY_SEARCH_INDEX, {})
     return len(terms)

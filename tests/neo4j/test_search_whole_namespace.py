@@ -9,6 +9,7 @@ written before the namespace's search term existed is upgraded at connect.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator
 
@@ -212,7 +213,12 @@ def legacy(raw: Raw) -> Iterator[None]:
 
 
 def test_an_older_store_is_upgraded_at_connect(
-    fs: FlowState, neighbour: FlowState, raw: Raw, legacy: None, neo4j_settings: Neo4jSettings
+    fs: FlowState,
+    neighbour: FlowState,
+    raw: Raw,
+    legacy: None,
+    neo4j_settings: Neo4jSettings,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     fs.remember([add("budget", summary="Hotel budget 150", content="150 EUR")], "budget")
     neighbour.remember([add("budget", summary="Hotel budget 90", content="90 EUR")], "budget")
@@ -220,9 +226,15 @@ def test_an_older_store_is_upgraded_at_connect(
         raw.rows("MATCH (s:State {namespace: $ns}) REMOVE s.namespace_term", ns=ns)
     assert fs.search("budget") == []  # unreachable until the upgrade
 
-    with FlowState.connect(settings=neo4j_settings, namespace=fs.namespace) as upgraded:
+    with caplog.at_level(logging.WARNING, logger="flowstate"):
+        upgraded = FlowState.connect(settings=neo4j_settings, namespace=fs.namespace)
+    assert "upgrading the store" in caplog.text
+    with upgraded:
         assert [h.id for h in upgraded.search("budget")] == ["r1.budget"]
         assert [h.summary for h in upgraded.search("budget")] == ["Hotel budget 150"]
+    caplog.clear()
+    FlowState.connect(settings=neo4j_settings, namespace=fs.namespace).close()
+    assert "upgrading" not in caplog.text  # once: the older index, its marker, is gone
     assert [h.summary for h in neighbour.search("budget")] == ["Hotel budget 90"]
     for ns in (fs.namespace, neighbour.namespace):
         [row] = raw.rows(

@@ -15,12 +15,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from flowstate import FlowState, ValidationFailed
+from flowstate import AsyncFlowState, FlowState, ValidationFailed
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Store
 from flowstate.store.search import namespace_term
 from tests.neo4j.conftest import Raw
-from tests.neo4j.engine_helpers import Harness, add, final, step, user_prompt
+from tests.neo4j.engine_helpers import Harness, Shell, add, final, step, user_prompt
 
 pytestmark = pytest.mark.neo4j
 
@@ -103,11 +103,14 @@ def test_a_request_sees_its_match_from_the_oldest_request_in_full(
 
 
 def test_the_shown_index_and_an_agents_prompt_rank_the_whole_namespace(
-    deep: FlowState, store: Store, namespace: str
+    deep: FlowState, store: Store, namespace: str, async_shell: Shell
 ) -> None:
     shown = deep.shown_index(ASK).text
     assert "r1.deploy_window [environment]" in shown
     _accounts_for_every_request(shown, 120)
+    assert async_shell.store is not None
+    afs = AsyncFlowState(async_shell.store, namespace)
+    assert async_shell.wait(afs.shown_index(ASK)).text == shown
     assert "r1.deploy_window" not in deep.shown_index().text  # no request: recency alone
 
     h = Harness(store, namespace)

@@ -30,8 +30,8 @@ from pydantic import BaseModel, ConfigDict
 
 from flowstate.errors import ValidationFailed
 from flowstate.models import Category, IndexRequest
+from flowstate.models.ids import check_namespace
 from flowstate.store.catalog import Q
-from flowstate.store.codec import check_namespace
 from flowstate.store.plans import Plan, Read
 
 MAX_SEARCH_WORDS = 16  # the rarest words of a long text are enough to find its states

@@ -92,7 +92,11 @@ def revealed(opened: Opened, request_id: str | None, page: int, page_chars: int)
     ]
     observations = [
         s.ObservationOut(
-            id=o.id, tool=o.tool, arguments=o.arguments, output=o.output, is_error=o.is_error
+            id=o.id,
+            tool=o.tool,
+            arguments=_object(o.arguments),
+            output=o.output,
+            is_error=o.is_error,
         ).model_dump()
         for o in opened.observations
     ]
@@ -124,6 +128,15 @@ def revealed(opened: Opened, request_id: str | None, page: int, page_chars: int)
     )
     body = json.dumps(out.model_dump(mode="json"), indent=1, ensure_ascii=False)
     return out, _footer(body, page, out.pages)
+
+
+def _object(arguments: str) -> dict[str, Any]:
+    """A tool call's arguments (stored as canonical JSON text) as the object they were."""
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return {"text": arguments}
+    return value if isinstance(value, dict) else {"value": value}
 
 
 def _page(pages: list[list[dict[str, Any]]], page: int) -> list[dict[str, Any]]:

@@ -38,6 +38,15 @@ class Args(BaseModel):
 RequestId = Annotated[
     str, Field(max_length=ID_CHARS, description="the id memory_begin returned, e.g. r7")
 ]
+# A request and its handle where a call may also stand outside any request.
+OpenRequestId = Annotated[
+    str | None,
+    Field(
+        max_length=ID_CHARS,
+        description="an open request (the id memory_begin returned, with its handle): the call "
+        "is a step of it; without, a read outside any request",
+    ),
+]
 Handle = Annotated[
     str,
     Field(
@@ -45,6 +54,10 @@ Handle = Annotated[
         description="the handle memory_begin returned with the request_id: only the client "
         "that began a request acts on it",
     ),
+]
+OptionalHandle = Annotated[
+    str | None,
+    Field(max_length=ID_CHARS, description="with request_id: the handle memory_begin returned"),
 ]
 PageNo = Annotated[int, Field(ge=1, le=100_000, description="page of a long result, from 1")]
 Ids = Annotated[
@@ -72,7 +85,7 @@ class IndexArgs(Args):
             "refreshed when others commit)",
         ),
     ] = None
-    handle: Handle | None = None
+    handle: OptionalHandle = None
 
 
 class HistoryArgs(Args):
@@ -98,14 +111,14 @@ class SearchArgs(Args):
         ),
     ]
     limit: Annotated[int, Field(ge=1, le=50, description="most hits returned")] = 10
-    request_id: RequestId | None = None
-    handle: Handle | None = None
+    request_id: OpenRequestId = None
+    handle: OptionalHandle = None
 
 
 class RevealArgs(Args):
     ids: Ids
-    request_id: RequestId | None = None
-    handle: Handle | None = None
+    request_id: OpenRequestId = None
+    handle: OptionalHandle = None
     page: PageNo = 1
 
 
@@ -274,7 +287,7 @@ class RequestLinesOut(Out):
 class ObservationOut(Out):
     id: str
     tool: str
-    arguments: str = Field(description="the call's arguments, as JSON text")
+    arguments: dict[str, Any] = Field(description="the call's arguments")
     output: str
     is_error: bool
     part: int | None = None

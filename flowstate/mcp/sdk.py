@@ -36,7 +36,8 @@ class Reply:
     error: bool = False
 
 
-Call = Callable[[str, dict[str, Any]], Awaitable[Reply]]
+# A tool call: its name, arguments and the client it came from (None: not named).
+Call = Callable[[str, dict[str, Any], str | None], Awaitable[Reply]]
 
 
 class _ToolError(Exception):
@@ -72,7 +73,7 @@ def server(name: str, instructions: str, version: str, tools: list[types.Tool], 
             return list(tools)
 
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-            return _result(await call(name, arguments or {}))
+            return _result(await call(name, arguments or {}, _client(self, context)))
 
         def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
             return schemas.get(name)  # 2.x checks Mcp-Param headers against it
@@ -80,6 +81,18 @@ def server(name: str, instructions: str, version: str, tools: list[types.Tool], 
     if LINE == 2:
         return FlowStateServer(name=name, instructions=instructions, version=version)
     return FlowStateServer(name=name, instructions=instructions)
+
+
+def _client(server: Any, context: Any) -> str | None:
+    """The client a call came from, where the transport names it: the `Mcp-Session-Id` of a
+    streamable HTTP session. None over stdio (one client per server), in memory, or over
+    stateless HTTP (the protocol keeps no session there)."""
+    with contextlib.suppress(Exception):  # no request context, or no HTTP request in it
+        if context is None and LINE == 1:
+            context = server.get_context()
+        session_id = context.request_context.request.headers.get("mcp-session-id")
+        return str(session_id) if session_id else None
+    return None
 
 
 def _result(reply: Reply) -> Any:

@@ -55,10 +55,10 @@ def build_server(memory: Memory, settings: McpSettings) -> tuple[Any, MemoryTool
         for spec in specs
     ]
 
-    async def call(name: str, arguments: dict[str, Any]) -> sdk.Reply:
+    async def call(name: str, arguments: dict[str, Any], client: str | None) -> sdk.Reply:
         started = time.perf_counter()
         try:  # blocking Neo4j work off the event loop, so pings and cancels are answered
-            text, structured = await anyio.to_thread.run_sync(tools.call, name, arguments)
+            text, structured = await anyio.to_thread.run_sync(tools.call, name, arguments, client)
         except Refused as e:
             log.info("%s refused: %s", name, e)
             return sdk.Reply(str(e), error=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -41,6 +42,7 @@ T = TypeVar("T")
 MAX_ERROR_CHARS = 4_000
 MAX_PROBLEMS = 8  # argument problems listed; the rest are counted
 ID_SHOWN = 40  # characters of a request id quoted back
+MAX_CLIENTS = 1_000  # HTTP sessions whose reads outside a request are kept
 log = logging.getLogger("flowstate.mcp")
 Result = render.Result
 
@@ -60,16 +62,23 @@ class MemoryTools:
         self.draft_ttl_s = draft_ttl_s
         self.listed = {spec.name: spec for spec in listed}
         self.lock = threading.RLock()  # one call at a time: one namespace, one writer
-        self._browsing: tuple[FlowState, Browse] | None = None  # reads outside a request
+        # Reads outside a request, per client the transport names (see `_browse`), newest last.
+        self._browses: OrderedDict[str | None, tuple[FlowState, Browse]] = OrderedDict()
+        self._client: str | None = None  # the client of the call under way
 
-    def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
-        """(text, structured content) of one call; `Refused` with the reason otherwise."""
+    def call(
+        self, name: str, arguments: dict[str, Any], client: str | None = None
+    ) -> tuple[str, dict[str, Any] | None]:
+        """(text, structured content) of one call; `Refused` with the reason otherwise.
+        `client` names the client it came from, when the transport does: its reads outside a
+        request are its own."""
         spec = self.listed.get(name)
         if spec is None:
             hidden = " on this server" if name in SPECS else ""
             raise Refused(f"unknown tool {name[:64]!r}{hidden}; tools: {', '.join(self.listed)}")
         args = validated(spec.args, arguments)
         with self.lock:
+            self._client = client
             try:
                 out, text = getattr(self, name)(args)
             except FlowStateError as e:
@@ -264,11 +273,17 @@ class MemoryTools:
             raise UsageError(f"{e} {then}") from e
 
     def _browse(self, fs: FlowState) -> Browse:
-        """What this server's reads outside a request were shown and opened (one per
-        connection: a reconnected memory starts afresh)."""
-        if self._browsing is None or self._browsing[0] is not fs:
-            self._browsing = (fs, fs.browse())
-        return self._browsing[1]
+        """What this client's reads outside a request were shown and opened. Each HTTP
+        session has its own, so a host never opens an id only another host was shown; over
+        stdio the server has one client; where the transport names none (stateless HTTP),
+        the server's clients share one. A reconnected memory starts afresh."""
+        found = self._browses.get(self._client)
+        if found is None or found[0] is not fs:
+            found = self._browses[self._client] = (fs, fs.browse())
+        self._browses.move_to_end(self._client)
+        while len(self._browses) > MAX_CLIENTS:
+            self._browses.popitem(last=False)  # the longest unused client starts afresh
+        return found[1]
 
     def _revealed(self, opened: Opened, args: s.RevealArgs) -> Result:
         return render.revealed(opened, args.request_id, args.page, self.page_chars)

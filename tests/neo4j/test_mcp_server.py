@@ -554,3 +554,21 @@ def test_a_record_is_told_a_state_it_opened_was_superseded_meanwhile(
         assert f"superseded by {newer}.budget" in notice and "note: r1.budget" in done.text
 
     hosted(store, repo.namespace, script)
+
+
+def test_an_observation_opens_with_its_arguments_as_an_object(
+    store: Store, repo: Repository
+) -> None:
+    first_requests(store, repo.namespace)
+    fs = FlowState(store, repo.namespace)
+    s = fs.begin("Book a hotel")
+    s.observe("search_hotels", {"city": "Lisbon", "max": 150}, "Casa Azul, 120 EUR")
+    s.record([add("hotel", "decision") | {"evidence": ["r2.o1"]}])
+    s.commit("Casa Azul", "Hotel")
+
+    async def script(client: Any) -> dict[str, Any]:
+        await ok(client, "memory_reveal", ids=["r2.hotel"])  # its evidence shows r2.o1
+        return await ok(client, "memory_reveal", ids=["r2.o1"])
+
+    opened = hosted(store, repo.namespace, script)
+    assert opened["observations"][0]["arguments"] == {"city": "Lisbon", "max": 150}

@@ -26,6 +26,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from flowstate import FlowState
 from flowstate.store import Repository, Store
 from tests.neo4j.engine_helpers import add
 from tests.neo4j.mcp_host import (
@@ -518,3 +519,37 @@ def test_over_one_http_server_a_host_cannot_touch_another_hosts_request(
     assert out["again"]["already_committed"] is True
     [*_, bundle] = repo.bundles()
     assert bundle.request.answer == "Booked" and [s.id for s in bundle.states] == ["r2.plan"]
+
+
+def test_over_one_http_server_each_host_reads_what_it_was_shown(
+    store: Store, repo: Repository, http_server: str
+) -> None:
+    """Reads outside a request are each HTTP session's own: a host never opens an id that
+    only another host was shown."""
+    first_requests(store, repo.namespace)
+    fs = FlowState(store, repo.namespace)
+    s = fs.begin("Book a hotel")
+    s.observe("search_hotels", {"city": "Lisbon"}, "Casa Azul, 120 EUR")
+    s.record([add("hotel", "decision") | {"evidence": ["r2.o1"]}])
+    s.commit("Casa Azul", "Hotel")
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+
+    async def host(stack: AsyncExitStack) -> Any:
+        read, write, *_ = await stack.enter_async_context(_http_client(http_server, headers))
+        session = await stack.enter_async_context(ClientSession(read, write))
+        await session.initialize()
+        return session
+
+    async def run() -> tuple[Any, Any, Any]:
+        async with AsyncExitStack() as stack:
+            a, b = await host(stack), await host(stack)
+            await ok(a, "memory_reveal", ids=["r2.hotel"])  # its evidence r2.o1 shown to A
+            opened = await call(a, "memory_reveal", ids=["r2.o1"])
+            refused = await call(b, "memory_reveal", ids=["r2.o1"])
+            await ok(b, "memory_reveal", ids=["r2.hotel"])
+            return opened, refused, await call(b, "memory_reveal", ids=["r2.o1"])
+
+    opened, refused, later = asyncio.run(run())
+    assert not opened.error and opened.data["observations"][0]["id"] == "r2.o1"
+    assert refused.error and "r2.o1: unknown id" in refused.text
+    assert not later.error  # once shown to B itself

@@ -23,7 +23,6 @@ from flowstate.engine.session import Recorded
 from flowstate.models.active import ActiveState
 from flowstate.models.records import MAX_SUMMARY_CHARS
 from flowstate.models.step import DeltaOp
-from flowstate.store.search import SearchHit
 
 REVEAL = "memory_reveal"
 RECORD = "memory_record"
@@ -146,10 +145,6 @@ def recorded_text(recorded: Recorded) -> str:
         raise Refused(bounded("; ".join(recorded.rejections)))
     told = "".join(f"\nnote: {n}" for n in recorded.rejections)
     return f"applied: {', '.join(recorded.states) or 'no state changed'}{told}"
-
-
-def search_text(hits: list[SearchHit], args: SearchArgs, request_id: str) -> str:
-    return render.search(hits, args.query, request_id)[1]
 
 
 def ops(args: RecordArgs) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from flowstate.compact import render
 from flowstate.compact.arguments import Refused, bounded
 from flowstate.errors import FlowStateError, StoreError, UsageError
 from flowstate.integrations import memory as m
@@ -23,8 +24,8 @@ from flowstate.integrations import memory as m
 if TYPE_CHECKING:
     from flowstate.api import FlowState
     from flowstate.async_api import AsyncFlowState
+    from flowstate.engine.agent import RunResult
     from flowstate.engine.async_session import AsyncSession
-    from flowstate.engine.driver import RunResult
     from flowstate.engine.session import Guarded, Session
 
 OnBegin = Callable[[str, str], object]
@@ -118,7 +119,7 @@ class Run:
                 return text
             hits = self.fs.search(args.query, args.limit)
             session.shown([h.id for h in hits])
-            return m.search_text(hits, args, self.request_id)
+            return render.search(hits, args.query, self.request_id)[1]
 
     def observe(self, tool: str, arguments: dict[str, Any], output: str, is_error: bool) -> str:
         with self._lock:
@@ -206,7 +207,7 @@ class AsyncRun:
                     return text
                 hits = await self.fs.search(args.query, args.limit)
                 await session.shown([h.id for h in hits])
-                return m.search_text(hits, args, self.request_id)
+                return render.search(hits, args.query, self.request_id)[1]
 
     async def observe(
         self, tool: str, arguments: dict[str, Any], output: str, is_error: bool

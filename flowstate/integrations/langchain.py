@@ -104,7 +104,8 @@ class FlowStateMiddleware(AgentMiddleware[FlowStateState, Any, Any]):
         except GraphBubbleUp:
             raise
         except Exception:
-            self._end(run.request_id).fail()
+            self._forget(run.request_id)
+            run.fail()
             raise
 
     def wrap_tool_call(
@@ -132,7 +133,8 @@ class FlowStateMiddleware(AgentMiddleware[FlowStateState, Any, Any]):
         except GraphBubbleUp:
             raise
         except Exception:
-            self._end(run.request_id).fail()
+            self._forget(run.request_id)
+            run.fail()
             raise
         if not isinstance(result, ToolMessage):
             return result  # a Command: the tool updates the state itself
@@ -142,7 +144,8 @@ class FlowStateMiddleware(AgentMiddleware[FlowStateState, Any, Any]):
 
     def after_agent(self, state: FlowStateState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         run = self._run(state)
-        self._end(run.request_id).commit(_answer(state))
+        self._forget(run.request_id)
+        run.commit(_answer(state))
         return {"flowstate": None}
 
     # -- async --------------------------------------------------------------------------------
@@ -169,7 +172,8 @@ class FlowStateMiddleware(AgentMiddleware[FlowStateState, Any, Any]):
         except GraphBubbleUp:
             raise
         except Exception:
-            await (await self._aend(run.request_id)).fail()
+            self._aruns.pop(run.request_id, None)
+            await run.fail()
             raise
 
     async def awrap_tool_call(
@@ -199,7 +203,8 @@ class FlowStateMiddleware(AgentMiddleware[FlowStateState, Any, Any]):
         except GraphBubbleUp:
             raise
         except Exception:
-            await (await self._aend(run.request_id)).fail()
+            self._aruns.pop(run.request_id, None)
+            await run.fail()
             raise
         if not isinstance(result, ToolMessage):
             return result
@@ -210,7 +215,8 @@ class FlowStateMiddleware(AgentMiddleware[FlowStateState, Any, Any]):
         self, state: FlowStateState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         run = await self._arun(state)
-        await (await self._aend(run.request_id)).commit(_answer(state))
+        self._aruns.pop(run.request_id, None)
+        await run.commit(_answer(state))
         return {"flowstate": None}
 
     # -- shared -------------------------------------------------------------------------------
@@ -233,9 +239,9 @@ class FlowStateMiddleware(AgentMiddleware[FlowStateState, Any, Any]):
                 self._runs[run.request_id] = run
             return run
 
-    def _end(self, request_id: str) -> Run:
+    def _forget(self, request_id: str) -> None:
         with self._lock:
-            return self._runs.pop(request_id)
+            self._runs.pop(request_id, None)
 
     async def _arun(self, state: Any) -> AsyncRun | ThreadedRun:
         ref = _request(state)
@@ -249,9 +255,6 @@ class FlowStateMiddleware(AgentMiddleware[FlowStateState, Any, Any]):
         except BaseException:
             self._aruns.pop(ref["request_id"], None)
             raise
-
-    async def _aend(self, request_id: str) -> AsyncRun | ThreadedRun:
-        return await self._aruns.pop(request_id)
 
     def _split(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         if name in self.consequential:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai import RunContext, Tool, ToolFailed
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ToolCallPart, ToolReturn
-from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.tools import DeferredToolRequests, ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_core import to_json
 
@@ -88,6 +88,9 @@ class FlowStateCapability(AbstractCapability[Any]):
         except BaseException:  # cancelled, or the process is stopping: resume it later
             await run.leave()
             raise
+        if isinstance(result.output, DeferredToolRequests):  # paused for the caller's approval
+            await run.leave()  # resumed with `resuming(...)` and the deferred results
+            return result
         await run.commit(m.answer_text(result.output))
         return result
 

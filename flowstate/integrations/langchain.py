@@ -98,9 +98,8 @@ class FlowStateMiddleware(AgentMiddleware[FlowStateState, Any, Any]):
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
     ) -> ModelResponse[Any]:
         run = self._run(request.state)
-        ready = self._prepared(request, run.instructions())
         try:
-            return handler(ready)
+            return handler(self._prepared(request, run.instructions()))
         except GraphBubbleUp:
             raise
         except Exception:
@@ -166,9 +165,8 @@ class FlowStateMiddleware(AgentMiddleware[FlowStateState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any]:
         run = await self._arun(request.state)
-        ready = self._prepared(request, await run.instructions())
         try:
-            return await handler(ready)
+            return await handler(self._prepared(request, await run.instructions()))
         except GraphBubbleUp:
             raise
         except Exception:

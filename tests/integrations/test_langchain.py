@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from flowstate import AsyncFlowState, FlowState
+from flowstate import AsyncFlowState, FlowState, UsageError
 from flowstate.integrations.langchain import FlowStateMiddleware
 from flowstate.settings import Neo4jSettings
 from tests.integrations import scenario as sc
@@ -189,3 +189,10 @@ def test_a_run_killed_mid_way_resumes_from_its_draft(
     )
     assert fs.reveal(["r1.budget"])[0].state.content == sc.BUDGET_CONTENT
     assert fs.pending() == []
+
+
+def test_a_consequential_name_no_tool_has_fails_the_run_and_keeps_nothing(fs: FlowState) -> None:
+    memory = FlowStateMiddleware(fs, consequential={"book_hotl"})
+    with pytest.raises(UsageError, match=r"consequential tools not among the agent's tools"):
+        run(memory, sc.FIRST, ["Noted."])
+    assert fs.pending() == [] and fs.history() == []

@@ -15,7 +15,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from flowstate import AsyncFlowState, FlowState
+from flowstate import AsyncFlowState, FlowState, UsageError
 from flowstate.integrations.pydantic_ai import FlowStateCapability
 from flowstate.settings import Neo4jSettings
 from tests.integrations import scenario as sc
@@ -183,3 +183,10 @@ def test_a_run_killed_mid_way_resumes_from_its_draft(
     )
     assert fs.reveal(["r1.budget"])[0].state.content == sc.BUDGET_CONTENT
     assert fs.pending() == []
+
+
+def test_a_consequential_name_no_tool_has_fails_the_run_and_keeps_nothing(fs: FlowState) -> None:
+    memory = FlowStateCapability(fs, consequential={"book_hotl"})
+    with pytest.raises(UsageError, match=r"consequential tools not among the agent's tools"):
+        run(memory, sc.FIRST, ["Noted."])
+    assert fs.pending() == [] and fs.history() == []

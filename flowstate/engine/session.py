@@ -45,6 +45,9 @@ from flowstate.store.namespace_node import Stamp
 from flowstate.store.plans import drive
 from flowstate.store.repository import Repository
 
+# What a session's calls answer with, named here for its callers (the shells).
+__all__ = ["Guarded", "Recorded", "Session"]
+
 T = TypeVar("T")
 
 

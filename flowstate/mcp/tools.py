@@ -8,17 +8,15 @@ was applied.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
-
 from flowstate.compact import render
 from flowstate.compact import schemas as s
+from flowstate.compact.arguments import Refused, bounded, validated
 from flowstate.compact.paging import page_of
 from flowstate.engine.fact import Fact
 from flowstate.errors import (
@@ -29,7 +27,6 @@ from flowstate.errors import (
     UsageError,
 )
 from flowstate.mcp.catalog import SPECS, ToolSpec
-from flowstate.models.wording import counted
 
 if TYPE_CHECKING:
     from flowstate.api import FlowState
@@ -39,16 +36,10 @@ if TYPE_CHECKING:
     from flowstate.mcp.memory import Memory
 
 T = TypeVar("T")
-MAX_ERROR_CHARS = 4_000
-MAX_PROBLEMS = 8  # argument problems listed; the rest are counted
 ID_SHOWN = 40  # characters of a request id quoted back
 MAX_CLIENTS = 1_000  # HTTP sessions whose reads outside a request are kept
 log = logging.getLogger("flowstate.mcp")
 Result = render.Result
-
-
-class Refused(Exception):
-    """A call refused with a reason the model reads."""
 
 
 class MemoryTools:
@@ -287,50 +278,3 @@ class MemoryTools:
 
     def _revealed(self, opened: Opened, args: s.RevealArgs) -> Result:
         return render.revealed(opened, args.request_id, args.page, self.page_chars)
-
-
-# --- arguments and errors ----------------------------------------------------------------------
-
-M = TypeVar("M", bound=BaseModel)
-
-
-def validated(model: type[M], arguments: dict[str, Any]) -> M:
-    """The arguments as `model`, or `Refused` listing the first problems in one short line
-    (field and reason, never the value sent, never a documentation link)."""
-    if not isinstance(arguments, dict):
-        raise Refused("arguments must be a JSON object")
-    try:
-        return model.model_validate(_json_strings(model, arguments))
-    except ValidationError as e:
-        problems = e.errors(include_url=False, include_input=False, include_context=False)
-        parts = []
-        for item in problems[:MAX_PROBLEMS]:
-            where = ".".join(str(p) for p in item["loc"])[:120] or "arguments"
-            parts.append(f"{where}: {item['msg'].removeprefix('Value error, ')}")
-        more = len(problems) - MAX_PROBLEMS
-        tail = f"; and {counted(more, 'more problem')}" if more > 0 else ""
-        raise Refused(bounded(f"invalid arguments: {'; '.join(parts)}{tail}")) from None
-
-
-def _json_strings(model: type[BaseModel], arguments: dict[str, Any]) -> dict[str, Any]:
-    """Lists and objects some hosts send as JSON text, parsed (only for fields that are not
-    strings, and only when the text is a JSON array or object)."""
-    fixed = dict(arguments)
-    for name, field in model.model_fields.items():
-        value = fixed.get(name)
-        if isinstance(value, str) and value[:1] in "[{" and field.annotation is not str:
-            try:
-                parsed = json.loads(value)
-            except ValueError:
-                continue
-            if isinstance(parsed, list | dict):
-                fixed[name] = parsed
-    return fixed
-
-
-def bounded(message: str) -> str:
-    """At most MAX_ERROR_CHARS: hostile arguments are never echoed back in full."""
-    if len(message) <= MAX_ERROR_CHARS:
-        return message
-    cut = len(message) - MAX_ERROR_CHARS
-    return f"{message[:MAX_ERROR_CHARS]}... ({cut} more characters not shown)"

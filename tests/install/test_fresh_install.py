@@ -1,6 +1,7 @@
-"""A fresh venv with only the MCP extra: `flowstate mcp` and the memory commands run without
-litellm (or the dev and bench tools), against a real Neo4j. Slow (pip builds the wheel and
-fetches the dependencies): opt-in with `-m install`, run by CI."""
+"""Fresh venvs with one extra each, against a real Neo4j: with only the MCP extra, `flowstate
+mcp` and the memory commands run without litellm (or the dev and bench tools); with only the
+pydantic-ai extra, its capability runs without litellm or any other framework. Slow (pip
+builds the wheel and fetches the dependencies): opt-in with `-m install`, run by CI."""
 
 from __future__ import annotations
 
@@ -82,3 +83,60 @@ def test_the_mcp_extra_alone_serves_memory_without_litellm(
         subprocess.run(
             [flowstate, "forget", "--all", "--yes", "-N", namespace], env=env, capture_output=True
         )
+
+
+# What `[pydantic-ai]` must not bring: litellm, another framework, the full pydantic-ai.
+NOT_WITH_PYDANTIC_AI = {
+    "litellm",
+    "pydantic-ai",
+    "langchain",
+    "langchain-core",
+    "langgraph",
+    "openai-agents",
+    "google-adk",
+    "crewai",
+    "mcp",
+}
+PYDANTIC_AI_RUN = """
+import sys
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import FunctionModel
+from flowstate import FlowState
+from flowstate.integrations.pydantic_ai import FlowStateCapability
+
+replies = [[ToolCallPart("memory_record", {"delta": [{"op": "add", "key": "tea",
+            "category": "preference", "summary": "Likes green tea", "content": "Green tea"}]})],
+           [TextPart("Noted.")]]
+model = FunctionModel(lambda messages, info: ModelResponse(parts=replies.pop(0)))
+with FlowState.connect(sys.argv[1], namespace=sys.argv[2]) as fs:
+    Agent(model, capabilities=[FlowStateCapability(fs)]).run_sync("I like green tea")
+    print(fs.index().text)
+    fs.forget_all()
+"""
+
+
+def test_the_pydantic_ai_extra_brings_no_other_framework_and_no_litellm(
+    tmp_path: Path, neo4j_settings: Neo4jSettings
+) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    pip = [python, "-m", "pip", "install", "--quiet"]
+    subprocess.run([*pip, f"{ROOT}[pydantic-ai]"], check=True, timeout=900)
+    listed = subprocess.run(
+        [python, "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True
+    )
+    installed = {line.split("==")[0].lower() for line in listed.stdout.split()}
+    assert "pydantic-ai-slim" in installed
+    assert sorted(installed & NOT_WITH_PYDANTIC_AI) == []
+    print(f"fresh [pydantic-ai] venv: {len(installed)} packages, {_size_mb(venv):.0f} MB")
+    namespace = f"t_fresh_{uuid.uuid4().hex[:8]}"
+    ran = subprocess.run(
+        [python, "-c", PYDANTIC_AI_RUN, neo4j_settings.uri, namespace],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert "r1.tea [preference] Likes green tea" in ran.stdout

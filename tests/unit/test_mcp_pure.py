@@ -10,11 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flowstate.compact import schemas
+from flowstate.compact.arguments import Refused, validated
 from flowstate.compact.paging import pack
 from flowstate.engine.fact import key_from
 from flowstate.engine.relevance import words
 from flowstate.errors import ValidationFailed
-from flowstate.mcp.tools import Refused, validated
 from flowstate.models.ids import KEY_PATTERN
 from flowstate.store.search import lucene_query
 

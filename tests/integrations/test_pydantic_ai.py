@@ -1,0 +1,192 @@
+"""The pydantic-ai capability, run by pydantic-ai itself (`FunctionModel` scripts the model)
+against the real Neo4j: a run is one request, its memory tools follow the session's rules,
+consequential tools pass FlowState's guard, and what is stored is what the session API stores
+for the same steps."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from flowstate import AsyncFlowState, FlowState, UsageError
+from flowstate.integrations.pydantic_ai import FlowStateCapability
+from flowstate.settings import Neo4jSettings
+from tests.integrations import scenario as sc
+from tests.integrations.crash_worker import crash
+
+pytestmark = pytest.mark.neo4j
+
+
+class Script:
+    """A scripted model: each turn's tool calls or final text, in order, and what every call
+    was prompted with (the instructions and the messages, as text)."""
+
+    def __init__(self, turns: list[sc.Turn]) -> None:
+        self.turns = list(turns)
+        self.prompts: list[str] = []
+        self.tools: list[dict[str, Any]] = []
+
+    def model(self) -> FunctionModel:
+        return FunctionModel(self._reply)
+
+    def _reply(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        parts = [str(getattr(p, "content", "")) for msg in messages for p in msg.parts]
+        self.prompts.append("\n".join([info.instructions or "", *parts]))
+        self.tools.append({t.name: t.parameters_json_schema for t in info.function_tools})
+        turn = self.turns.pop(0)
+        if isinstance(turn, str):
+            return ModelResponse(parts=[TextPart(turn)])
+        n = len(self.prompts)
+        return ModelResponse(
+            parts=[
+                ToolCallPart(name, args, tool_call_id=f"c{n}_{i}")
+                for i, (name, args) in enumerate(turn)
+            ]
+        )
+
+
+def agent(memory: FlowStateCapability) -> Agent[None, str]:
+    return Agent(tools=[sc.search_hotels, sc.book_hotel], capabilities=[memory])
+
+
+def run(memory: FlowStateCapability, text: str, turns: list[sc.Turn]) -> Script:
+    script = Script(turns)
+    agent(memory).run_sync(text, model=script.model())
+    return script
+
+
+@pytest.mark.parametrize("front", ["sync", "async"])
+def test_three_requests_store_what_the_session_api_stores(
+    front: str, fs: FlowState, twin: FlowState, neo4j_settings: Neo4jSettings
+) -> None:
+    scripts: list[Script] = []
+    if front == "sync":  # run_sync over a FlowState: its calls in worker threads
+        memory = FlowStateCapability(fs, consequential={"book_hotel"})
+        for text, turns in sc.REQUESTS:
+            scripts.append(run(memory, text, turns))
+    else:
+
+        async def main() -> None:
+            async with await AsyncFlowState.connect(
+                settings=neo4j_settings, namespace=fs.namespace
+            ) as afs:
+                memory = FlowStateCapability(afs, consequential={"book_hotel"})
+                for text, turns in sc.REQUESTS:
+                    script = Script(turns)
+                    await agent(memory).run(text, model=script.model())
+                    scripts.append(script)
+
+        asyncio.run(main())
+
+    sc.opened_only_when_revealed(scripts[2].prompts)
+    booking = scripts[2].tools[0]["book_hotel"]
+    assert "cites" in booking["properties"] and "cites" in booking["required"]
+    assert "cites" not in scripts[2].tools[0]["search_hotels"]["properties"]
+    assert "denied (do not run book_hotel): book_hotel is consequential" in scripts[2].prompts[2]
+    assert "booked H2\n[kept as r3.o2: cite it as evidence]" in scripts[2].prompts[3]
+    sc.replay(twin)
+    assert sc.graph(fs) == sc.graph(twin)
+    assert [r.summary for r in fs.history()] == [r.summary for r in twin.history()]
+
+
+def test_a_hostile_model_is_refused_with_the_reason_and_changes_nothing(fs: FlowState) -> None:
+    memory = FlowStateCapability(fs, consequential={"book_hotel"})
+    run(memory, sc.FIRST, sc.REQUESTS[0][1])
+    hostile: list[sc.Turn] = [
+        [("memory_record", {"delta": [{"op": "update", "key": "r1.budget", "summary": "9"}]})],
+        [("memory_reveal", {"ids": ["r9.secret"]})],
+        [("memory_search", {"query": "budget", "namespace": "someone_else"})],
+        [("memory_record", {"delta": [{"op": "add", "key": "x", "category": "password"}]})],
+        [("book_hotel", {"hotel_id": "H1", "cites": "r1.budget"})],
+        [("book_hotel", {"hotel_id": "H1", "cites": ["r9.invented"]})],
+        "I could not do any of that.",
+    ]
+    script = run(memory, "Change our budget to 9 EUR", hostile)
+    told = script.prompts[1:]
+    assert "delta rejected, nothing applied" in told[0]
+    assert "nothing opened: access r9.secret: unknown id" in told[1]
+    assert "namespace: Extra inputs are not permitted" in told[2]
+    assert "invalid arguments: delta.0.add.category: Input should be" in told[3]
+    assert "cites: a list of state ids" in told[4]
+    reason = "book_hotel: cited ids are not in the Active State: r9.invented"
+    assert f"denied (do not run book_hotel): {reason}" in told[5]
+    [first, second] = fs.history()
+    assert second.answer == "I could not do any of that."
+    assert fs.reveal(["r1.budget"])[0].state.summary == "Hotel budget 150 EUR a night"
+    exported = [json.loads(line) for line in fs.export_jsonl()]
+    assert [r["id"] for r in exported if r["kind"] == "state"] == ["r1.budget"]
+    decisions = [r for r in exported if r["kind"] == "decision"]
+    assert [(d["approved"], d["reason"]) for d in decisions] == [(False, reason)]
+
+
+def test_parallel_tool_calls_are_each_kept_and_each_guarded(fs: FlowState) -> None:
+    memory = FlowStateCapability(fs, consequential={"book_hotel"})
+    run(memory, sc.FIRST, sc.REQUESTS[0][1])
+    turns: list[sc.Turn] = [
+        [("memory_reveal", {"ids": ["r1.budget"]})],
+        [
+            ("search_hotels", {"city": "Lisbon"}),
+            ("search_hotels", {"city": "Porto"}),
+            ("book_hotel", {"hotel_id": "H1", "cites": ["r1.budget"]}),
+            ("book_hotel", {"hotel_id": "H3", "cites": []}),
+        ],
+        "Booked H1.",
+    ]
+    script = run(memory, "Search Lisbon and Porto, and book", turns)
+    shown = script.prompts[2]
+    assert shown.count("[kept as r2.o") == 3  # two searches and the approved booking
+    assert shown.count("denied (do not run book_hotel)") == 1
+    exported = [json.loads(line) for line in fs.export_jsonl()]
+    decisions = [r for r in exported if r["kind"] == "decision"]
+    verdicts = sorted((json.loads(d["arguments"])["hotel_id"], d["approved"]) for d in decisions)
+    assert verdicts == [("H1", True), ("H3", False)]
+
+
+def test_a_failed_run_is_discarded(fs: FlowState) -> None:
+    memory = FlowStateCapability(fs)
+
+    def broken(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) > 1:
+            raise RuntimeError("the provider went away")
+        return ModelResponse(parts=[ToolCallPart("memory_record", {"delta": [sc.BUDGET]})])
+
+    with pytest.raises(RuntimeError, match="the provider went away"):
+        agent(memory).run_sync(sc.FIRST, model=FunctionModel(broken))
+    assert fs.pending() == [] and fs.history() == []
+
+
+def test_a_run_killed_mid_way_resumes_from_its_draft(
+    fs: FlowState, neo4j_settings: Neo4jSettings, tmp_path: Path
+) -> None:
+    request_id, handle = crash("pydantic_ai", neo4j_settings, fs.namespace, tmp_path)
+    [left] = fs.pending()
+    assert left.request_id == request_id
+    memory = FlowStateCapability(fs)
+    script = Script(["Booked, after the restart."])
+    agent(memory).run_sync(
+        "Go on", model=script.model(), capabilities=[memory.resuming(request_id, handle)]
+    )
+    assert "picked up where it stopped" in script.prompts[0]
+    assert sc.BUDGET_CONTENT in script.prompts[0]  # recorded before the crash
+    [request] = fs.history()
+    assert (request.id, request.text, request.answer) == (
+        request_id,
+        sc.FIRST,
+        "Booked, after the restart.",
+    )
+    assert fs.reveal(["r1.budget"])[0].state.content == sc.BUDGET_CONTENT
+    assert fs.pending() == []
+
+
+def test_a_consequential_name_no_tool_has_fails_the_run_and_keeps_nothing(fs: FlowState) -> None:
+    memory = FlowStateCapability(fs, consequential={"book_hotl"})
+    with pytest.raises(UsageError, match=r"consequential tools not among the agent's tools"):
+        run(memory, sc.FIRST, ["Noted."])
+    assert fs.pending() == [] and fs.history() == []

@@ -97,7 +97,7 @@ class Agent(AgentCore[Repository]):
         return self.repo.run(self.begin_plan(text))
 
     def refresh_index(self, relations: Iterable[Relation] = ()) -> None:
-        """Bring the index up to date (see `AgentCore.refresh_plan`)."""
+        """Bring the index up to date (see `IndexView.refresh_plan`)."""
         self.repo.run(self.refresh_plan(relations))
 
     def store_command(self, command: Command) -> Any:

@@ -62,7 +62,7 @@ class AsyncAgent(AgentCore[AsyncRepository]):
         return await self.repo.run(self.discard_plan(request_id))
 
     async def refresh_index(self, relations: Iterable[Relation] = ()) -> None:
-        """Bring the index up to date (see `AgentCore.refresh_plan`)."""
+        """Bring the index up to date (see `IndexView.refresh_plan`)."""
         await self.repo.run(self.refresh_plan(relations))
 
     def hold(self, request_id: str) -> AsyncRequestHold:

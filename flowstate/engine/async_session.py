@@ -17,12 +17,12 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from flowstate.engine.agent_core import AgentCore
 from flowstate.engine.async_agent import awaited_outcome
 from flowstate.engine.driver import Approve, RunResult, Start
 from flowstate.engine.hold import AsyncRequestHold
 from flowstate.engine.index import HistoricalIndex
 from flowstate.engine.opening import Opened
+from flowstate.engine.request_plans import RequestPlans
 from flowstate.engine.session_core import (
     Guarded,
     Recorded,
@@ -59,7 +59,7 @@ class AsyncSession(SessionCore[AsyncRepository]):
     """One request driven by a host, on the async driver. Build it with
     `await AsyncFlowState.begin(...)` (or `await AsyncFlowState.resume(...)`)."""
 
-    def __init__(self, agent: AgentCore[AsyncRepository], active: ActiveState) -> None:
+    def __init__(self, agent: RequestPlans[AsyncRepository], active: ActiveState) -> None:
         """No I/O: `_hold` takes the request's hold, renewed by a task."""
         super().__init__(agent, active)
         self._hold: AsyncRequestHold | None = None

@@ -17,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Generic
 
-from flowstate.engine.agent_core import AgentCore, R
+from flowstate.engine.index_view import R
 from flowstate.engine.opening import Opened, drop_forgotten, reveal_of, show, take_in
 from flowstate.engine.report import StepReport
+from flowstate.engine.request_plans import RequestPlans
 from flowstate.models.active import ActiveState
 from flowstate.rules import check_access
 from flowstate.store import AsyncRepository, Repository
@@ -32,7 +33,7 @@ _NO_REQUEST = "r0"
 class BrowseCore(Generic[R]):
     """What one reader was shown and opened, over a model-less agent's index."""
 
-    def __init__(self, agent: AgentCore[R]) -> None:
+    def __init__(self, agent: RequestPlans[R]) -> None:
         self._agent = agent
         namespace = agent.ops.namespace
         self.active = ActiveState(namespace=namespace, request_id=_NO_REQUEST, seq=0, text="")

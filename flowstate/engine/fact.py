@@ -24,7 +24,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from flowstate.engine.agent_core import AgentCore, check_request_text
 from flowstate.engine.committed import committed_result
 from flowstate.engine.driver import (
     CallModel,
@@ -39,6 +38,7 @@ from flowstate.engine.driver import (
 from flowstate.engine.index import HistoricalIndex, RenderedIndex
 from flowstate.engine.relevance import words
 from flowstate.engine.report import StepReport
+from flowstate.engine.request_plans import RequestPlans, check_request_text
 from flowstate.errors import FlowStateError, UsageError
 from flowstate.models import ids
 from flowstate.models.active import ActiveState
@@ -55,7 +55,7 @@ REMEMBER_WINDOW_S = 600
 
 
 def remember_plan(
-    agent: AgentCore[Any],
+    agent: RequestPlans[Any],
     text: str,
     delta: Sequence[dict[str, Any]],
     *,
@@ -105,7 +105,7 @@ def _key_of(namespace: str, text: str, step: StepOutput, given: str | None) -> s
 
 
 def _one_request(
-    agent: AgentCore[Any], text: str, step: StepOutput, redact: Redactor[Any] | None, key: str
+    agent: RequestPlans[Any], text: str, step: StepOutput, redact: Redactor[Any] | None, key: str
 ) -> TxWork[tuple[RunResult, list[Relation]] | str]:
     ops = agent.ops
     seq, duplicate = yield from ops.begin_in_transaction(key, REMEMBER_WINDOW_S)

@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Generic
 
-from flowstate.engine.agent_core import AgentCore, R
 from flowstate.engine.driver import RunResult
 from flowstate.engine.fact import Fact, remember_plan
 from flowstate.engine.index import HistoricalIndex, RenderedIndex
+from flowstate.engine.index_view import R
 from flowstate.engine.relevance import words
+from flowstate.engine.request_plans import RequestPlans
 from flowstate.engine.session_core import SESSION_CONFIG
 from flowstate.engine.step import AgentConfig
 from flowstate.errors import NotFoundError, UsageError
@@ -39,7 +40,7 @@ class FrontCore(Generic[R]):
 
     def __init__(self, repo: R) -> None:
         self.ops = repo.ops
-        self.host = AgentCore(repo, None, (), SESSION_CONFIG)
+        self.host = RequestPlans(repo, (), SESSION_CONFIG)
 
     def index(self, budget_tokens: int | None, model: str | None) -> Plan[RenderedIndex]:
         budget = budget_tokens or AgentConfig().index_budget_tokens

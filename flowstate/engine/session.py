@@ -24,11 +24,11 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from flowstate.engine.agent_core import AgentCore
 from flowstate.engine.driver import Approve, RunResult, Start, approver_outcome
 from flowstate.engine.hold import RequestHold
 from flowstate.engine.index import HistoricalIndex
 from flowstate.engine.opening import Opened
+from flowstate.engine.request_plans import RequestPlans
 from flowstate.engine.session_core import (
     Guarded,
     Recorded,
@@ -61,7 +61,7 @@ def _let_go(hold: RequestHold) -> None:
 class Session(SessionCore[Repository]):
     """One request driven by a host. Build it with `FlowState.begin` (or `FlowState.resume`)."""
 
-    def __init__(self, agent: AgentCore[Repository], active: ActiveState) -> None:
+    def __init__(self, agent: RequestPlans[Repository], active: ActiveState) -> None:
         """Holds the request (renewed in the background) until it is closed or left."""
         super().__init__(agent, active)
         hold = RequestHold(agent.repo, active.request_id, agent.writer, agent.config.hold_seconds)

@@ -16,7 +16,6 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import ValidationError
 
-from flowstate.engine.agent_core import AgentCore, R
 from flowstate.engine.committed import committed_result, placeholder
 from flowstate.engine.driver import (
     Approve,
@@ -32,8 +31,10 @@ from flowstate.engine.driver import (
 )
 from flowstate.engine.handles import matches, mint, refusal
 from flowstate.engine.index import HistoricalIndex
+from flowstate.engine.index_view import R
 from flowstate.engine.opening import Opened, drop_forgotten, show
 from flowstate.engine.report import RejectionKind, StepReport
+from flowstate.engine.request_plans import RequestPlans
 from flowstate.engine.step import AgentConfig, Approval
 from flowstate.engine.tools import Tool, ToolResult, bounded
 from flowstate.errors import StoreError, UsageError
@@ -83,11 +84,11 @@ def host_agent(
     approve: Callable[[Approval], Any] | None,
     redact: Redactor[Any] | None,
     index: tuple[HistoricalIndex, Stamp] | None = None,
-) -> AgentCore[R]:
+) -> RequestPlans[R]:
     """A session's agent: no model (the host's steps come in as they are), the guard's rules
     always on; `index` is the namespace's index as loaded at a stamp (none: it loads at the
     first step)."""
-    agent = AgentCore(repo, None, (), config or SESSION_CONFIG, redact=redact)
+    agent = RequestPlans(repo, (), config or SESSION_CONFIG, redact=redact)
     agent.approve = approve or host_approves
     if index is not None:
         agent.adopt(*index)
@@ -95,7 +96,7 @@ def host_agent(
 
 
 def pickup_plan(
-    agent: AgentCore[Any], request_id: str, handle: str | None
+    agent: RequestPlans[Any], request_id: str, handle: str | None
 ) -> Plan[tuple[ActiveState, RunResult | None, str | None]]:
     """The open request `request_id` taken over from its draft, or (committed by a process
     that stopped before it could say so) a stand-in for it with its commit's result; third,
@@ -126,7 +127,7 @@ def claim(active: ActiveState) -> str:
 class SessionCore(Generic[R]):
     """One request driven by a host: its driver, waiting for the host's next step."""
 
-    def __init__(self, agent: AgentCore[R], active: ActiveState) -> None:
+    def __init__(self, agent: RequestPlans[R], active: ActiveState) -> None:
         self._agent = agent
         self.active = active
         self._result: RunResult | None = None

@@ -14,21 +14,39 @@ from typing import Any
 from flowstate.engine.prompt import Message, Prompt
 from flowstate.engine.report import StepReport
 from flowstate.engine.step import Approval
-from flowstate.engine.tools import Tool
+from flowstate.engine.tools import Tool, ToolResult
 from flowstate.llm.client import TextFormat
 from flowstate.llm.step_lines import STEP_LINES
 from flowstate.models.active import ActiveState
 from flowstate.models.records import Observation, Outcome, RequestBundle, Usage
-from flowstate.models.step import StepOutput
+from flowstate.models.step import StepOutput, ToolCall
 from flowstate.models.views import IndexState, RevealedState
 
 # --- what the shell is told to do ----------------------------------------------------------
 
 
 @dataclass(frozen=True)
+class HostObservation:
+    """A host's answer to `CallModel`: a tool result the host got, to keep as an observation
+    (a step of its own; no model was called and no tool runs here)."""
+
+    call: ToolCall
+    result: ToolResult
+
+
+@dataclass(frozen=True)
+class HostGuard:
+    """A host's answer to `CallModel`: the consequential call it is about to make, put to the
+    guard's rules and the approver; the decision is recorded, and the host runs the call."""
+
+    call: ToolCall
+
+
+@dataclass(frozen=True)
 class CallModel:
     """Ask for the next step: send back the model's `Completion[StepOutput]`, or a host's
-    `StepOutput` itself (a host's model wrote it; no prompt is needed, so none is built).
+    input: its `StepOutput` itself (a host's model wrote it; no prompt is needed, so none is
+    built), a `HostObservation` or a `HostGuard`.
 
     With `save`, the draft of the step that just ended is saved while the model thinks
     (write-behind): the shell may start it before the call and must have it durable before

@@ -39,6 +39,8 @@ from flowstate.engine.commands import (
     Commit,
     Done,
     FindMissing,
+    HostGuard,
+    HostObservation,
     Progress,
     Reveal,
     Revealed,
@@ -78,6 +80,8 @@ __all__ = [
     "Commit",
     "Done",
     "FindMissing",
+    "HostGuard",
+    "HostObservation",
     "Progress",
     "Reveal",
     "Revealed",
@@ -114,6 +118,7 @@ class StepDriver:
         self._started = False
         self._done: Done | None = None
         self._failed: str | None = None
+        self._asked: Approval | None = None  # a host guard's question to the approver
 
     def start(self) -> Command:
         """The first command."""
@@ -178,6 +183,15 @@ class StepDriver:
             shown = self.index  # the index this step's prompt shows and its rules check
             save, self._unsaved = (self._save() if self._unsaved else None), False
             answer = yield CallModel(partial(self._prompt, shown), save, self._reply)
+            if isinstance(answer, HostObservation | HostGuard):
+                notices = self._take_fresher()
+                report = self._host_input(answer)
+                self._tell(notices, report)
+                if isinstance(answer, HostGuard) and self._asked is not None:
+                    yield from self._approve(self._asked, report)
+                    self.logic.host_decided(active, report)
+                yield from self._after_step(report)
+                continue
             host = isinstance(answer, StepOutput)
             # A host's step comes with no prompt of ours: its model saw the index as it is now.
             notices = self._take_fresher() if host else []
@@ -196,6 +210,14 @@ class StepDriver:
                 yield from self._approve(verdict.approval, report)
             yield from self._act(report)
             yield from self._after_step(report)
+
+    def _host_input(self, answer: HostObservation | HostGuard) -> StepReport:
+        """A host's observation or guard, as its step; a guard's approval waits in `_asked`."""
+        self._asked = None
+        if isinstance(answer, HostObservation):
+            return self.logic.host_observation(self.active, answer.call, answer.result)
+        report, self._asked = self.logic.host_guard(self.active, answer.call)
+        return report
 
     @property
     def _reply(self) -> type[StepOutput] | TextFormat[StepOutput]:

@@ -22,6 +22,8 @@ from flowstate.engine.driver import (
     CallModel,
     Command,
     Done,
+    HostGuard,
+    HostObservation,
     Progress,
     RunResult,
     RunTool,
@@ -40,7 +42,7 @@ from flowstate.engine.tools import Tool, ToolResult, bounded
 from flowstate.errors import StoreError, UsageError
 from flowstate.models.active import ActiveState
 from flowstate.models.records import MAX_REQUEST_TEXT_CHARS
-from flowstate.models.step import StepOutput
+from flowstate.models.step import StepOutput, ToolCall
 from flowstate.models.vocab import RelationType
 from flowstate.safety.redaction import Redactor
 from flowstate.store.codec import describe
@@ -131,7 +133,6 @@ class SessionCore(Generic[R]):
         self._agent = agent
         self.active = active
         self._result: RunResult | None = None
-        self._host_output: ToolResult | None = None
         self._saved: str | None = None  # the draft as last saved, so it is not saved again
         # One driver for the request; it waits at `_waiting` for the host's next step.
         self._driver: StepDriver | None = None
@@ -196,7 +197,7 @@ class SessionCore(Generic[R]):
         return self._agent.index.render(self.active.text).text
 
     def _record(self, delta: Sequence[dict[str, Any]]) -> Steps[Recorded]:
-        report = yield from self._step({"delta": list(delta)})
+        report = yield from self._step(_step_of({"delta": list(delta)}))
         return Recorded(
             applied=report.delta_applied is not False,
             states=list(report.touched),
@@ -205,7 +206,7 @@ class SessionCore(Generic[R]):
         )
 
     def _reveal(self, ids: Sequence[str]) -> Steps[Opened]:
-        report = yield from self._step({"access": list(ids)})
+        report = yield from self._step(_step_of({"access": list(ids)}))
         return self.opened(ids, report)
 
     def _shown(self, state_ids: Sequence[str]) -> Steps[None]:
@@ -224,14 +225,13 @@ class SessionCore(Generic[R]):
         self, tool: str, arguments: dict[str, Any], output: str, is_error: bool
     ) -> Steps[str]:
         result = ToolResult(bounded(str(output)), is_error)
-        report = yield from self._call(tool, arguments, [], result)
+        report = yield from self._step(HostObservation(_call_of(tool, arguments, []), result))
         if report.observation is None:
             raise UsageError("; ".join(report.messages) or "the observation was refused")
         return report.observation
 
     def _guard(self, tool: str, arguments: dict[str, Any], cites: Sequence[str]) -> Steps[Guarded]:
-        ran = ToolResult(f"approved by the guard; the host runs {tool}", False)
-        report = yield from self._call(tool, arguments, list(cites), ran, consequential=True)
+        report = yield from self._step(HostGuard(_call_of(tool, arguments, list(cites))))
         decision = report.decision
         if decision is None:
             return Guarded(False, "; ".join(report.messages) or "refused", None)
@@ -245,7 +245,7 @@ class SessionCore(Generic[R]):
                 f"the answer has {len(answer)} characters; at most {MAX_REQUEST_TEXT_CHARS}"
             )
         final = {"type": "final", "answer": answer, "summary": summary}
-        report = yield from self._step({"action": final}, ending=True)
+        report = yield from self._step(_step_of({"action": final}), ending=True)
         if self._result is None:
             held = report.of_kind(RejectionKind.ANSWER_HELD) or report.messages
             raise UsageError("; ".join(held) or "the commit was refused")
@@ -273,24 +273,7 @@ class SessionCore(Generic[R]):
 
     # -- the step machine ---------------------------------------------------------------------
 
-    def _call(
-        self,
-        tool: str,
-        arguments: dict[str, Any],
-        cites: list[str],
-        output: ToolResult,
-        *,
-        consequential: bool = False,
-    ) -> Steps[StepReport]:
-        try:
-            self._agent.logic.tools[tool] = Tool.external(tool, consequential=consequential)
-        except UsageError as e:
-            raise UsageError(f"tool {tool!r}: {e}") from e
-        self._host_output = output
-        action = {"type": "tool", "name": tool, "arguments": arguments, "cites": cites}
-        return (yield from self._step({"action": action}))
-
-    def _step(self, raw: dict[str, Any], *, ending: bool = False) -> Steps[StepReport]:
+    def _step(self, given: HostInput, *, ending: bool = False) -> Steps[StepReport]:
         """One host step fed to the session's driver, run until the driver asks for the next
         step (or the request is done); its report. When the database fails, a step that does
         not end the request is undone: an error means nothing of the call was applied, and
@@ -301,10 +284,6 @@ class SessionCore(Generic[R]):
                 f"request {self.request_id} has ended; its commit was cut by a database "
                 "failure: commit again (it commits the answer already given, never twice)"
             )
-        try:
-            step = StepOutput.model_validate(raw)
-        except ValidationError as e:
-            raise UsageError(f"invalid step: {describe(e)}") from e
         before = None if ending else self.active.model_copy(deep=True)
         try:
             if self._waiting is None:  # the last driver stopped at a database failure
@@ -312,7 +291,7 @@ class SessionCore(Generic[R]):
                 if self._result is not None:  # it finished the end kept from before
                     return report
             yield from self._refresh()
-            report = yield from self._advance(self._send(step))
+            report = yield from self._advance(self._send(given))
         except StoreError:
             self._driver = self._waiting = None
             if before is not None:
@@ -327,10 +306,10 @@ class SessionCore(Generic[R]):
         if self._driver is not None:
             self._driver.update_index(agent.index.render(self.active.text))
 
-    def _send(self, step: StepOutput) -> Command:
+    def _send(self, given: HostInput) -> Command:
         assert self._driver is not None and self._waiting is not None
         self._waiting = None
-        return self._driver.send(step)
+        return self._driver.send(given)
 
     def _advance(self, command: Command) -> Steps[StepReport]:
         """Perform the driver's commands until it asks for the next step; the report of the
@@ -360,11 +339,8 @@ class SessionCore(Generic[R]):
     def _perform(self, command: Command) -> Steps[Any]:
         if isinstance(command, Approve):
             return (yield command)
-        if isinstance(command, RunTool):
-            output, self._host_output = self._host_output, None
-            if output is None:  # the call's step was cut short by the database earlier
-                return ToolResult("the host's result was lost in a database failure", True)
-            return output
+        if isinstance(command, RunTool):  # a host runs its own tools: none is parked here
+            return ToolResult("the host runs its own tools; this call was not made", True)
         if isinstance(command, Progress):
             return None
         outcome = yield self._agent.store_plan(command)
@@ -377,3 +353,23 @@ class SessionCore(Generic[R]):
             raise UsageError(f"request {self.request_id} is already committed")
         if self._discarded:
             raise UsageError(f"request {self.request_id} was discarded; begin a new one")
+
+
+# What a host feeds its request's driver at a step.
+HostInput = StepOutput | HostObservation | HostGuard
+
+
+def _step_of(raw: dict[str, Any]) -> StepOutput:
+    try:
+        return StepOutput.model_validate(raw)
+    except ValidationError as e:
+        raise UsageError(f"invalid step: {describe(e)}") from e
+
+
+def _call_of(tool: str, arguments: dict[str, Any], cites: list[str]) -> ToolCall:
+    """A host's tool call as the rules read it; its name is checked as a tool's is."""
+    try:
+        Tool.external(tool)
+        return ToolCall(type="tool", name=tool, arguments=arguments, cites=cites)
+    except (UsageError, ValidationError) as e:
+        raise UsageError(f"tool {tool[:64]!r}: {e}") from e

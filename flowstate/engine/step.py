@@ -315,6 +315,48 @@ class StepLogic:
             )
         )
 
+    def host_observation(
+        self, active: ActiveState, call: ToolCall, result: ToolResult
+    ) -> StepReport:
+        """A tool result a host got, kept as an observation: a step of its own, without a
+        model call."""
+        report = self._host_step(active)
+        report.observation = self.record(active, call, result)
+        return report
+
+    def host_guard(self, active: ActiveState, call: ToolCall) -> tuple[StepReport, Approval | None]:
+        """A consequential call a host is about to make, under the guard's rules: refused
+        (recorded with why) or parked and returned, to be put to the approver. Either way the
+        host runs it, not the driver."""
+        report = self._host_step(active)
+        refusal, cited = guard_refusal(active, call, self.has_approver)
+        if refusal is not None:
+            self._refuse(active, call, cited, refusal, report)
+            approval = None
+        else:
+            active.pending_call = call
+            approval = Approval(active.request_id, call.name, dict(call.arguments), cited)
+        active.rejections = told_back(report.rejections)
+        active.rejected_total += len(report.rejections)
+        return report, approval
+
+    def host_decided(self, active: ActiveState, report: StepReport) -> None:
+        """After the approver: the parked call is the host's to run; the log says so."""
+        call, active.pending_call = active.pending_call, None
+        if call is not None and report.decision is not None and report.decision.approved:
+            active.log.append(
+                StepRecord(
+                    step=active.step,
+                    cites=call.cites,
+                    action=f"{described(call)} approved by the guard; the host runs it",
+                )
+            )
+
+    def _host_step(self, active: ActiveState) -> StepReport:
+        active.step += 1
+        active.rejections = []
+        return StepReport(active.step)
+
     def record(self, active: ActiveState, call: ToolCall, result: ToolResult) -> str:
         """Keep a tool's result as an observation (its id); the parked call has run."""
         active.pending_call = None

@@ -90,7 +90,7 @@ def test_three_requests_store_what_the_session_api_stores(
     assert "cites" in booking["properties"] and "cites" in booking["required"]
     assert "cites" not in scripts[2].tools[0]["search_hotels"]["properties"]
     assert "denied (do not run book_hotel): book_hotel is consequential" in scripts[2].prompts[2]
-    assert "booked H2\n[kept as r3.o2: cite it as evidence]" in scripts[2].prompts[3]
+    assert "booked H2\n[kept as r3.o1: cite it as evidence]" in scripts[2].prompts[3]
     sc.replay(twin)
     assert sc.graph(fs) == sc.graph(twin)
     assert [r.summary for r in fs.history()] == [r.summary for r in twin.history()]

@@ -143,3 +143,23 @@ def test_get_reads_one_record_of_each_kind(store: Store, namespace: str, repo: R
     with pytest.raises(UsageError, match="is not an id like r3"):
         fs.get("MATCH (n) DETACH DELETE n")
     fs.close()
+
+
+def test_a_hosts_guard_and_observation_are_its_own_inputs(
+    store: Store, namespace: str, repo: Repository
+) -> None:
+    """A guard keeps no stand-in observation and calls no model: the host's tool result is the
+    request's first observation, and the log says the host runs the approved call."""
+    fs = FlowState(store, namespace)
+    session = fs.begin("Book the hotel")
+    session.record([add("hotel", "decision")])
+    verdict = session.guard("book_hotel", {"id": "H1"}, cites=["hotel"])
+    assert verdict.approved and verdict.decision_id == "r1.a1"
+    assert session.active.observations == {}
+    assert session.observe("book_hotel", {"id": "H1"}, "booked H1") == "r1.o1"
+    assert any("approved by the guard; the host runs it" in r.action for r in session.active.log)
+    refused = session.guard("book_hotel", {"id": "H1"}, cites=[])
+    assert not refused.approved and refused.decision_id == "r1.a2"
+    result = session.commit("Booked", "Hotel booked")
+    assert result.calls == [] and [d.approved for d in repo.bundles()[0].decisions] == [True, False]
+    fs.close()

@@ -204,7 +204,8 @@ class Ops:
     ) -> Plan[str]:
         """Hold `request_id` for `owner` (to resume or discard it) when its hold has lapsed,
         `owner` holds it already, or `dead` (a process known to have exited) held it; its
-        payload. RequestHeld when another live writer holds it or it is not open."""
+        payload. RequestHeld when another live writer holds it; NotFoundError when it is not
+        open (never begun, committed or discarded)."""
         self.writable("take a request over")
         check_id("request", request_id)
         rows = yield self.write(
@@ -214,10 +215,25 @@ class Ops:
             dead=dead,
             hold_s=check_ttl(hold_s),
         )
+        if not rows:
+            raise (yield from self._not_open(request_id))
         # No payload: the request was discarded or committed while it was being taken.
-        if not rows or not rows[0]["taken"] or rows[0]["payload"] is None:
-            raise held_by_other(self.namespace, request_id, rows[0] if rows else None, "take over")
+        if not rows[0]["taken"] or rows[0]["payload"] is None:
+            raise held_by_other(self.namespace, request_id, rows[0], "take over")
         return str(rows[0]["payload"])
+
+    def _not_open(self, request_id: str) -> Plan[NotFoundError]:
+        """Why there is no draft to take over: the id was never handed out, or its request
+        ended (committed or discarded). Nobody holds it, so it is not RequestHeld."""
+        [row] = yield self.read(Q.NEXT_REQUEST_SEQ)
+        if int(request_id[1:]) >= int(row["seq"]):
+            why = f"no request has that id yet: the next one begun will be r{row['seq']}"
+        else:
+            why = "it was committed or discarded"
+        return NotFoundError(
+            f"cannot take over {request_id} of namespace {self.namespace!r}: it is not open "
+            f"({why}). Nothing was taken over"
+        )
 
     def renew_hold(self, request_id: str, owner: str, hold_s: int = DEFAULT_HOLD_S) -> Plan[None]:
         """Renew `owner`'s hold on `request_id`; RequestHeld when it lost it."""

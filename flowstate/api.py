@@ -242,7 +242,8 @@ class FlowState:
     ) -> GraphCounts:
         """Forget the whole namespace, drafts and id counter included (ids start again at
         r1); what was deleted. NamespaceBusy while a live writer runs a request there (checked
-        again after `confirm`); NotFoundError when the namespace holds nothing.
+        again after `confirm`); NotFoundError when the namespace holds nothing. While it
+        deletes, requests that begin there are refused with NamespaceBusy.
 
         `confirm` is shown what will go before anything is deleted; raising there stops it.
         """

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotated_types import Ge, Gt, Le, Lt
+from annotated_types import Ge, Le
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
@@ -55,9 +55,7 @@ def _nested(model: type[BaseModel], path: list[str]) -> type[BaseModel] | None:
 
 def _bounds(metadata: list[Any]) -> str:
     low = next((m.ge for m in metadata if isinstance(m, Ge)), None)
-    low = next((m.gt + 1 for m in metadata if isinstance(m, Gt)), low)
     high = next((m.le for m in metadata if isinstance(m, Le)), None)
-    high = next((m.lt - 1 for m in metadata if isinstance(m, Lt)), high)
     if low is not None and high is not None:
         return f"from {low} to {high}"
     if low is not None:

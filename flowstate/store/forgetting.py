@@ -20,12 +20,15 @@ from flowstate.models.wording import counted
 from flowstate.store import drafts
 from flowstate.store.catalog import Q
 from flowstate.store.codec import check_id, shown
-from flowstate.store.holds import OpenRequest
+from flowstate.store.holds import DEFAULT_HOLD_S, OpenRequest, _native
+from flowstate.store.namespace_node import being_forgotten, writer_id
 from flowstate.store.ops import Ops
-from flowstate.store.plans import Batched, Changes, Plan, Transaction, TxWork
+from flowstate.store.plans import Changes, Plan, Row, Transaction, TxWork
 from flowstate.store.reading import GraphCounts, counts, history
 
 Kind = Category | Literal["observation"]
+FORGET_BATCH = 5_000  # nodes deleted a transaction when forgetting a whole namespace
+FENCE_S = DEFAULT_HOLD_S  # how long a forget's fence lasts unless its next batch renews it
 
 
 class NamespaceContents(BaseModel):
@@ -90,15 +93,34 @@ def whole_namespace(ops: Ops) -> Plan[NamespaceContents]:
 
 
 def forget_namespace(ops: Ops, *, force: bool = False) -> Plan[GraphCounts]:
-    """Delete everything the namespace holds, drafts and id counter included; NamespaceBusy
-    while a live writer runs a request there, unless `force` (a request that runs on, or
-    begins meanwhile, finds its draft gone at its next save and writes nothing)."""
+    """Delete everything the namespace holds, drafts and id counter included (ids start again
+    at r1). The namespace is fenced first, in the transaction that checks it is not busy: no
+    request begins there until the forget ends (NamespaceBusy). NamespaceBusy while a live
+    writer runs a request there, unless `force` (a request that runs on finds its draft gone
+    at its next save and writes nothing), or while another forget runs there (`force` takes
+    its fence over: that forget stops at its next batch)."""
     ops.writable("forget")
-    if not force:
-        _not_busy(ops, (yield from ops.open_requests()))
-    changes = yield Batched(Q.FORGET_NAMESPACE, {"namespace": ops.namespace})
-    yield ops.write(Q.FORGET_NAMESPACE_NODE)  # last: a cut-short forget keeps the counter
-    return _deleted(changes)
+    owner = writer_id()
+    [row] = yield ops.write(Q.FENCE_NAMESPACE, owner=owner, force=force, hold_s=FENCE_S)
+    if not row["fenced"] and row["other"]:
+        raise being_forgotten(ops.namespace, row, "forget the whole namespace")
+    if not row["fenced"]:
+        _not_busy(ops, [_held(h) for h in row["held"]])
+    nodes = relationships = 0
+    while True:  # one transaction a batch, each renewing the fence; the counter goes last
+        rows = yield ops.write(
+            Q.FORGET_NAMESPACE_BATCH, owner=owner, batch=FORGET_BATCH, hold_s=FENCE_S
+        )
+        if not rows or not rows[0]["mine"]:
+            raise NamespaceBusy(
+                f"forgetting namespace {ops.namespace!r} stopped after {nodes} nodes: its fence "
+                "lapsed and a request began there meanwhile. The id counter is kept; run the "
+                "forget again to finish it"
+            )
+        nodes += int(rows[0]["deleted"])
+        relationships += rows.changes.relationships_deleted
+        if rows[0]["done"]:
+            return GraphCounts(nodes=nodes, relationships=relationships)
 
 
 def expire(ops: Ops, kind: Kind, before: datetime) -> Plan[GraphCounts]:
@@ -171,6 +193,19 @@ def _not_busy(ops: Ops, open_requests: list[OpenRequest]) -> None:
             owner=first.holder,
             expires=first.expires,
         )
+
+
+def _held(row: Row) -> OpenRequest:
+    return OpenRequest(
+        request_id=row["request_id"],
+        holder=row["holder"],
+        expires=_native(row["expires"]),
+        held=True,
+        created_at=None,
+        updated_at=None,
+        idle_s=0,
+        payload="{}",
+    )
 
 
 def _deleted(changes: Changes) -> GraphCounts:

@@ -40,7 +40,9 @@ def fact(key: str, summary: str, supersedes: str | None = None) -> dict[str, Any
 def test_resume_of_an_id_never_handed_out_is_not_found(store: Store, repo: Repository) -> None:
     fs = FlowState(store, repo.namespace)
     fs.remember([fact("travellers", "4 travellers")], "We are four")
-    with pytest.raises(NotFoundError, match=r"r7 of .* it is not open \(no request has that id yet") as e:
+    with pytest.raises(
+        NotFoundError, match=r"r7 of .* it is not open \(no request has that id yet"
+    ) as e:
         fs.resume("r7")
     assert not isinstance(e.value, RequestHeld)
     assert fs.pending() == [] and [r.id for r in fs.history()] == ["r1"]
@@ -51,7 +53,9 @@ def test_resume_of_a_discarded_request_is_not_found(store: Store, repo: Reposito
     with fs.begin("Plan a trip") as session:
         rid = session.request_id
     fs.discard(rid)
-    with pytest.raises(NotFoundError, match=f"{rid} of .* it is not open \\(it was committed or discarded"):
+    with pytest.raises(
+        NotFoundError, match=f"{rid} of .* it is not open \\(it was committed or discarded"
+    ):
         fs.resume(rid)
 
 

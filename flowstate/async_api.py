@@ -45,6 +45,7 @@ from flowstate.store.drafts import forgotten_ids
 from flowstate.store.forgetting import NamespaceContents
 from flowstate.store.holds import OpenRequest
 from flowstate.store.namespace_node import NamespaceSummary
+from flowstate.store.reading import Removal
 from flowstate.store.search import SearchHit
 
 log = logging.getLogger("flowstate")
@@ -268,7 +269,7 @@ class AsyncFlowState:
 
     # --- forgetting, retention, export and import (as FlowState's, awaited) ----------------
 
-    async def forget(self, record_id: str) -> GraphCounts:
+    async def forget(self, record_id: str) -> Removal:
         """`FlowState.forget`: a request (with everything it produced) or one state; what
         this front door handed out no longer shows it."""
         counts = await self.repository.forget(record_id)
@@ -289,7 +290,7 @@ class AsyncFlowState:
             await answer
         return await self.repository.forget_namespace()
 
-    async def apply_retention(self, policy: RetentionPolicy) -> dict[str, dict[str, int]]:
+    async def apply_retention(self, policy: RetentionPolicy) -> dict[str, dict[str, Any]]:
         """Expire what `policy` no longer keeps; the deleted counts per kind."""
         return await self.repository.run(apply_retention(self.repository.ops, policy))
 

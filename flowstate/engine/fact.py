@@ -146,7 +146,8 @@ def _refusal(step: StepOutput, index: RenderedIndex, messages: list[str]) -> Usa
         for rel in getattr(op, "relations", ())
         if rel.type is RelationType.SUPERSEDES
     }
-    conflicts = sorted((t, index.superseded[t]) for t in targets if t in index.superseded)
+    live = {k: v for k, v in index.superseded.items() if k not in index.superseder_removed}
+    conflicts = sorted((t, live[t]) for t in targets if t in live)
     return ConflictError(said, conflicts) if conflicts else UsageError(said)
 
 

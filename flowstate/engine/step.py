@@ -97,7 +97,8 @@ class StepLogic:
 
     def visibility(self, active: ActiveState, index: RenderedIndex) -> Visibility:
         listed = [s for states in active.opened_requests.values() for s in states]
-        opened = {s.id for s in listed} | {s.superseded_by for s in listed if s.superseded_by}
+        opened = {s.id for s in listed}
+        opened |= {s.superseded_by for s in listed if s.superseded_by and not s.superseder_removed}
         opened |= set(active.found)  # a search's hits were shown to the model
         return Visibility(
             request_id=active.request_id,

@@ -55,6 +55,8 @@ class Q(StrEnum):
     FENCE_NAMESPACE = "fence_namespace"
     FORGET_NAMESPACE_BATCH = "forget_namespace_batch"
     EXPIRE_STATES = "expire_states"
+    EXPIRING_STATES = "expiring_states"
+    MARK_REMOVED = "mark_removed"
     EXPIRE_OBSERVATIONS = "expire_observations"
     RETENTION_PREVIEW = "retention_preview"
     COUNT_NAMESPACE = "count_namespace"

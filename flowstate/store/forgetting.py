@@ -24,7 +24,7 @@ from flowstate.store.holds import DEFAULT_HOLD_S, OpenRequest, _native
 from flowstate.store.namespace_node import being_forgotten, writer_id
 from flowstate.store.ops import Ops
 from flowstate.store.plans import Changes, Plan, Row, Transaction, TxWork
-from flowstate.store.reading import GraphCounts, counts, history
+from flowstate.store.reading import GraphCounts, Removal, counts, history
 
 Kind = Category | Literal["observation"]
 FORGET_BATCH = 5_000  # nodes deleted a transaction when forgetting a whole namespace
@@ -50,7 +50,7 @@ class NamespaceContents(BaseModel):
         return f"namespace {self.namespace!r} ({', '.join(parts)}; {counted(self.nodes, 'node')})"
 
 
-def forget(ops: Ops, record_id: str) -> Plan[GraphCounts]:
+def forget(ops: Ops, record_id: str) -> Plan[Removal]:
     """Forget a request (with everything it produced) or one state, by its id; what was
     deleted. UsageError for an id that is neither."""
     if ids.is_request_id(record_id):
@@ -60,7 +60,7 @@ def forget(ops: Ops, record_id: str) -> Plan[GraphCounts]:
     raise UsageError(f"{record_id[:60]!r} is neither a request id (r3) nor a state id (r3.key)")
 
 
-def forget_request(ops: Ops, request_id: str) -> Plan[GraphCounts]:
+def forget_request(ops: Ops, request_id: str) -> Plan[Removal]:
     """Delete a request with its states, observations and relationships; re-link NEXT. Drafts
     that copied any of it are scrubbed; its id is never handed out again."""
     ops.writable("forget")
@@ -68,7 +68,7 @@ def forget_request(ops: Ops, request_id: str) -> Plan[GraphCounts]:
     return (yield from _forget(ops, Q.FORGET_REQUEST, request_id, drafts.of_request(request_id)))
 
 
-def forget_state(ops: Ops, state_id: str) -> Plan[GraphCounts]:
+def forget_state(ops: Ops, state_id: str) -> Plan[Removal]:
     """Delete one state and all its relationships, and scrub it from drafts."""
     ops.writable("forget")
     check_id("state", state_id)
@@ -123,7 +123,7 @@ def forget_namespace(ops: Ops, *, force: bool = False) -> Plan[GraphCounts]:
             return GraphCounts(nodes=nodes, relationships=relationships)
 
 
-def expire(ops: Ops, kind: Kind, before: datetime) -> Plan[GraphCounts]:
+def expire(ops: Ops, kind: Kind, before: datetime) -> Plan[Removal]:
     """Retention: delete the namespace's states of one category (or its observations) created
     before `before`, with all their relationships; returns what was deleted.
 
@@ -135,25 +135,37 @@ def expire(ops: Ops, kind: Kind, before: datetime) -> Plan[GraphCounts]:
         # A naive datetime would compare as null in Cypher and silently expire nothing.
         raise ValidationFailed(f"expire needs a timezone-aware datetime, not {shown(before)}")
     if kind == "observation":
-        name = Q.EXPIRE_OBSERVATIONS
-        params: dict[str, object] = {"before": before}
-    else:
-        try:
-            category = Category(kind)
-        except ValueError:
-            kinds = ", ".join([*(c.value for c in Category), "observation"])
-            raise ValidationFailed(f"cannot expire {shown(kind)}: use one of {kinds}") from None
-        name = Q.EXPIRE_STATES
-        params = {"category": category.value, "before": before}
+        return (yield from _expire_observations(ops, before))
+    try:
+        category = Category(kind)
+    except ValueError:
+        kinds = ", ".join([*(c.value for c in Category), "observation"])
+        raise ValidationFailed(f"cannot expire {shown(kind)}: use one of {kinds}") from None
 
-    def work() -> TxWork[GraphCounts]:
-        rows = yield ops.stmt(name, **params)
+    def work() -> TxWork[Removal]:
+        [chosen] = yield ops.stmt(Q.EXPIRING_STATES, category=category.value, before=before)
+        if not chosen["ids"]:
+            return Removal(nodes=0, relationships=0)
+        yield ops.stmt(Q.TOUCH_NAMESPACE)
+        marks = yield from _mark(ops, chosen["ids"], None, "expired")
+        rows = yield ops.stmt(Q.EXPIRE_STATES, ids=chosen["ids"])
+        yield from drafts.scrub_all(ops.namespace, drafts.of_ids(set(rows[0]["ids"])), "expired")
+        return _removed(rows.changes, marks)
+
+    deleted: Removal = yield Transaction(work)
+    return deleted
+
+
+def _expire_observations(ops: Ops, before: datetime) -> Plan[Removal]:
+    def work() -> TxWork[Removal]:
+        rows = yield ops.stmt(Q.EXPIRE_OBSERVATIONS, before=before)
         if rows[0]["ids"]:
             yield ops.stmt(Q.TOUCH_NAMESPACE)
-            yield from drafts.scrub_all(ops.namespace, drafts.of_ids(set(rows[0]["ids"])))
-        return _deleted(rows.changes)
+            gone = drafts.of_ids(set(rows[0]["ids"]))
+            yield from drafts.scrub_all(ops.namespace, gone, "expired")
+        return _removed(rows.changes)
 
-    deleted: GraphCounts = yield Transaction(work)
+    deleted: Removal = yield Transaction(work)
     return deleted
 
 
@@ -168,18 +180,27 @@ def expiring(ops: Ops, cutoffs: Mapping[Kind, datetime]) -> Plan[dict[str, int]]
     return {row["kind"]: row["records"] for row in rows}
 
 
-def _forget(ops: Ops, name: Q, record_id: str, gone: drafts.Gone) -> Plan[GraphCounts]:
-    def work() -> TxWork[GraphCounts]:
+def _forget(ops: Ops, name: Q, record_id: str, gone: drafts.Gone) -> Plan[Removal]:
+    def work() -> TxWork[Removal]:
         # First: the counter must cover this request before it can be deleted.
         yield ops.stmt(Q.TOUCH_NAMESPACE)
+        request = record_id if ids.is_request_id(record_id) else None
+        marks = yield from _mark(ops, [] if request else [record_id], request, "forgotten")
         rows = yield ops.stmt(name, id=record_id)
         if not rows[0]["forgotten"]:
-            raise ops.not_found([record_id])  # rolls the touch back too
-        yield from drafts.scrub_all(ops.namespace, gone)
-        return _deleted(rows.changes)
+            raise ops.not_found([record_id])  # rolls the touch and the marks back too
+        yield from drafts.scrub_all(ops.namespace, gone, "forgotten")
+        return _removed(rows.changes, marks)
 
-    deleted: GraphCounts = yield Transaction(work)
+    deleted: Removal = yield Transaction(work)
     return deleted
+
+
+def _mark(ops: Ops, state_ids: list[str], request_id: str | None, how: str) -> TxWork[Row]:
+    """Keep on the states that stay what the removed ones meant to them (mark_removed.cypher):
+    still superseded, or resting on something gone."""
+    [row] = yield ops.stmt(Q.MARK_REMOVED, ids=state_ids, request_id=request_id, how=how)
+    return row
 
 
 def _not_busy(ops: Ops, open_requests: list[OpenRequest]) -> None:
@@ -208,5 +229,15 @@ def _held(row: Row) -> OpenRequest:
     )
 
 
-def _deleted(changes: Changes) -> GraphCounts:
-    return GraphCounts(nodes=changes.nodes_deleted, relationships=changes.relationships_deleted)
+def _removed(changes: Changes, marks: Row | None = None) -> Removal:
+    superseded = {m["state"]: m["by"] for m in (marks or {}).get("superseded", [])}
+    dependents = {
+        d["state"]: [f"{link['type']} {link['target']}" for link in d["links"]]
+        for d in (marks or {}).get("dependents", [])
+    }
+    return Removal(
+        nodes=changes.nodes_deleted,
+        relationships=changes.relationships_deleted,
+        superseded=dict(sorted(superseded.items())),
+        dependents=dict(sorted(dependents.items())),
+    )

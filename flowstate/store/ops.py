@@ -22,6 +22,7 @@ from flowstate.errors import NotFoundError, ReadOnlyError, ValidationFailed
 from flowstate.models import (
     EVIDENCE,
     ActionDecision,
+    Direction,
     IndexRequest,
     IndexState,
     Observation,
@@ -148,14 +149,15 @@ class Ops:
         return found[0].states
 
     def reveal(self, state_ids: Sequence[str]) -> Plan[list[RevealedState]]:
-        """Full records of past states with their relations, closed at the far end."""
+        """Full records of past states with their relations, closed at the far end; a
+        superseder forgotten or expired since stays, by id, marked `removed`."""
         wanted = unique(check_id("state", i) for i in state_ids)
         rows = yield self.read(Q.REVEAL_STATES, ids=wanted, types=_REVEAL_TYPES)
         found = {}
         for row in rows:
             state = from_props(StateNode, row["state"])
             views = sorted(
-                (RelationView.model_validate(r) for r in row["relations"]),
+                [*map(RelationView.model_validate, row["relations"]), *_removed_superseder(state)],
                 key=lambda v: (v.type, v.direction, v.other),
             )
             found[state.id] = RevealedState(state=state, relations=views)
@@ -307,13 +309,12 @@ class Ops:
                 rows = yield self.stmt(
                     Q.OPEN_DRAFT,
                     request_id=request_id,
-                    seq=int(request_id[1:]),
                     epoch=self._handed_out.get(request_id),
                     payload=kept,
                     owner=owner,
                     hold_s=hold_s,
                 )
-                if not rows or not rows[0]["counted"]:
+                if not rows[0]["counted"]:
                     raise reset_meanwhile(self.namespace, request_id)
                 if rows[0]["fenced"]:
                     raise being_forgotten(self.namespace, rows[0], f"open {request_id}")
@@ -399,3 +400,18 @@ class Ops:
         if missing:
             raise self.not_found(missing)
         return wanted
+
+
+def _removed_superseder(state: StateNode) -> list[RelationView]:
+    """The incoming SUPERSEDES of a superseder forgotten or expired since: the state stays
+    superseded (only the removed state's id is kept)."""
+    if state.superseded_by_removed is None:
+        return []
+    return [
+        RelationView(
+            type=RelationType.SUPERSEDES.value,
+            direction=Direction.IN,
+            other=state.superseded_by_removed,
+            removed=state.superseder_removed,
+        )
+    ]

@@ -117,6 +117,8 @@ def test_forgetting_reports_what_the_server_counted_as_deleted() -> None:
     def answer(stmt: Stmt) -> Rows:
         if stmt.name is Q.FORGET_STATE:
             return Rows([{"forgotten": 1}], gone)
+        if stmt.name is Q.MARK_REMOVED:
+            return Rows([{"ids": ["r1.a"], "superseded": [], "dependents": []}])
         return Rows([{"generation": 2}] if stmt.name is Q.TOUCH_NAMESPACE else [])
 
     counted = drive(forgetting.forget(Ops("trip"), "r1.a"), perform)

@@ -40,12 +40,11 @@ from flowstate.models.views import Provenance, RecordView, RevealedState
 from flowstate.safety.redaction import Redactor
 from flowstate.safety.retention import RetentionPolicy, apply_retention
 from flowstate.settings import Neo4jSettings
-from flowstate.store import AsyncRepository, AsyncStore, GraphCounts
+from flowstate.store import AsyncRepository, AsyncStore, GraphCounts, Removal
 from flowstate.store.drafts import forgotten_ids
 from flowstate.store.forgetting import NamespaceContents
 from flowstate.store.holds import OpenRequest
 from flowstate.store.namespace_node import NamespaceSummary
-from flowstate.store.reading import Removal
 from flowstate.store.search import SearchHit
 
 log = logging.getLogger("flowstate")

@@ -74,7 +74,8 @@ def apply(ctx: click.Context, namespace: str, policy: str, yes: bool, as_json: b
         counts = fs.apply_retention(parsed)
     removals = {kind: Removal.model_validate(c) for kind, c in counts.items()}
     human = "\n".join(
-        f"{kind}: {r.describe()} deleted" + (f"; {left}" if (left := r.left_behind("expired")) else "")
+        f"{kind}: {r.describe()} deleted"
+        + (f"; {left}" if (left := r.left_behind("expired")) else "")
         for kind, r in removals.items()
     )
     emit(counts, as_json, f"Policy: {parsed.describe()}\n{human}")

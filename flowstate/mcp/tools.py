@@ -235,7 +235,9 @@ class MemoryTools:
             )
         out = s.ForgetOut(id=args.id, **removal.model_dump())
         left = removal.left_behind()
-        return out, f"forgot {args.id}: {removal.describe()} deleted" + (f"; {left}" if left else "")
+        return out, f"forgot {args.id}: {removal.describe()} deleted" + (
+            f"; {left}" if left else ""
+        )
 
     # -- shared -------------------------------------------------------------------------------
 

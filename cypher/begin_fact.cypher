@@ -3,12 +3,13 @@
 // out. Other requests may be open meanwhile; a crash rolls the seq back with the rest. A
 // request committed within the last $window_s seconds under the same $key (a retry whose
 // acknowledgement was lost) comes back as `duplicate`, and no seq is handed out: the lock
-// makes a retry racing its first attempt wait for it and find it.
+// makes a retry racing its first attempt wait for it and find it. No seq (null) while the
+// namespace is being wholly forgotten, as in allocate_request_seq.
 // $namespace: str; $key: str or null; $window_s: int, seconds
 MERGE (m:Namespace {namespace: $namespace})
 ON CREATE SET m.epoch = randomUUID(), m.generation = 0, m.last_seq = 0
 SET m.lock = randomUUID()
-WITH m
+WITH m, coalesce(m.forgetting_until > datetime(), false) AS fenced
 CALL () {
   // The newest committed request read from the (namespace, seq) index in its order (both
   // keys in the ORDER BY let the planner use it): one entry, where max() read every request.
@@ -19,12 +20,16 @@ CALL () {
   LIMIT 1
   RETURN coalesce(r.seq, 0) AS committed
 }
-WITH m, CASE WHEN m.last_seq > committed THEN m.last_seq ELSE committed END AS last
+WITH m, fenced, CASE WHEN m.last_seq > committed THEN m.last_seq ELSE committed END AS last
 CALL () {
   OPTIONAL MATCH (done:Request {namespace: $namespace, idempotency_key: $key})
   WHERE done.finished_at >= datetime() - duration({seconds: $window_s})
   RETURN done.id AS duplicate
   LIMIT 1
 }
-SET m.last_seq = CASE WHEN duplicate IS NULL THEN last + 1 ELSE m.last_seq END
-RETURN m.last_seq AS seq, duplicate
+SET m.last_seq = CASE WHEN fenced OR duplicate IS NOT NULL THEN m.last_seq ELSE last + 1 END,
+    m.forgetting = CASE WHEN fenced THEN m.forgetting END,
+    m.forgetting_until = CASE WHEN fenced THEN m.forgetting_until END
+RETURN CASE WHEN fenced THEN null ELSE m.last_seq END AS seq,
+       CASE WHEN fenced THEN null ELSE duplicate END AS duplicate,
+       m.forgetting AS forgetting, m.forgetting_until AS until

@@ -1,11 +1,10 @@
-// Retention: delete the namespace's states of one category created before a cut-off, with all
+// Retention: delete the namespace's states of these ids (expiring_states chose them), with all
 // their relationships. Their ids are first dropped from the `cites` lists of the decisions
 // that cited them, so no property keeps naming a deleted state. Returns the expired ids (the
 // caller scrubs them from drafts).
-// $namespace: str; $category: Category value; $before: zoned datetime (a naive one would
-// compare as null and match nothing; the repository refuses it).
+// $namespace: str; $ids: list of state ids.
 MATCH (s:State {namespace: $namespace})
-WHERE s.category = $category AND s.created_at < $before
+WHERE s.id IN $ids
 WITH collect(s) AS expired, collect(s.id) AS expired_ids
 CALL (expired) {
   UNWIND expired AS s

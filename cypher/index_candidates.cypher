@@ -35,9 +35,13 @@ CALL (r) {
   }
   WITH s, superseded_by
   ORDER BY s.created_at, s.id
+  // A superseder forgotten or expired since is kept by id on the state (mark_removed): it
+  // stays superseded, by a removed state.
   RETURN collect(
     CASE WHEN s IS NOT NULL THEN
-      {id: s.id, category: s.category, summary: s.summary, superseded_by: superseded_by}
+      {id: s.id, category: s.category, summary: s.summary,
+       superseded_by: coalesce(superseded_by, s.superseded_by_removed),
+       superseder_removed: CASE WHEN superseded_by IS NULL THEN s.superseder_removed END}
     END
   ) AS states
 }

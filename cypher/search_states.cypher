@@ -16,7 +16,10 @@ CALL (s) {
   OPTIONAL MATCH (newer:State {namespace: $namespace})-[:SUPERSEDES]->(s)
   RETURN min(newer.id) AS superseded_by
 }
+// A superseder forgotten or expired since is kept by id on the state (mark_removed).
 RETURN s.id AS id, s.request_id AS request_id, s.category AS category, s.summary AS summary,
-       superseded_by, score
+       coalesce(superseded_by, s.superseded_by_removed) AS superseded_by,
+       CASE WHEN superseded_by IS NULL THEN s.superseder_removed END AS superseder_removed,
+       score
 ORDER BY score DESC, id
 LIMIT $limit

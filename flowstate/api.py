@@ -43,7 +43,7 @@ from flowstate.store.drafts import forgotten_ids
 from flowstate.store.forgetting import NamespaceContents
 from flowstate.store.holds import OpenRequest
 from flowstate.store.namespace_node import NamespaceSummary
-from flowstate.store.reading import GraphCounts
+from flowstate.store.reading import GraphCounts, Removal
 from flowstate.store.search import SearchHit
 
 log = logging.getLogger("flowstate")
@@ -225,24 +225,27 @@ class FlowState:
 
     # --- forgetting, retention, export and import (AsyncFlowState has the same) -------------
 
-    def forget(self, record_id: str) -> GraphCounts:
+    def forget(self, record_id: str) -> Removal:
         """Forget a request (with everything it produced) or one state, drafts included;
-        what was deleted. The same scrub as `flowstate forget ID`. What this front door
-        handed out (open sessions, browses) no longer shows it."""
-        counts = self.repository.forget(record_id)
+        what was deleted, and what it left behind: states that stay superseded by a forgotten
+        one, and states that lost a relation to one (ids only). The same scrub as
+        `flowstate forget ID`. What this front door handed out (open sessions, browses) no
+        longer shows it."""
+        removal = self.repository.forget(record_id)
         gone = forgotten_ids(record_id)
         for session in self._lifetimes.sessions():
             session.forgotten(gone)
         for browse in list(self._browses):
             browse.forgotten(gone)
-        return counts
+        return removal
 
     def forget_all(
         self, confirm: Callable[[NamespaceContents], object] | None = None
     ) -> GraphCounts:
         """Forget the whole namespace, drafts and id counter included (ids start again at
         r1); what was deleted. NamespaceBusy while a live writer runs a request there (checked
-        again after `confirm`); NotFoundError when the namespace holds nothing.
+        again after `confirm`); NotFoundError when the namespace holds nothing. While it
+        deletes, requests that begin there are refused with NamespaceBusy.
 
         `confirm` is shown what will go before anything is deleted; raising there stops it.
         """
@@ -251,7 +254,7 @@ class FlowState:
             confirm(contents)
         return self.repository.forget_namespace()
 
-    def apply_retention(self, policy: RetentionPolicy) -> dict[str, dict[str, int]]:
+    def apply_retention(self, policy: RetentionPolicy) -> dict[str, dict[str, Any]]:
         """Expire what `policy` no longer keeps; the deleted counts per kind."""
         return self.repository.run(apply_retention(self.repository.ops, policy))
 

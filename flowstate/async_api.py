@@ -40,7 +40,7 @@ from flowstate.models.views import Provenance, RecordView, RevealedState
 from flowstate.safety.redaction import Redactor
 from flowstate.safety.retention import RetentionPolicy, apply_retention
 from flowstate.settings import Neo4jSettings
-from flowstate.store import AsyncRepository, AsyncStore, GraphCounts
+from flowstate.store import AsyncRepository, AsyncStore, GraphCounts, Removal
 from flowstate.store.drafts import forgotten_ids
 from flowstate.store.forgetting import NamespaceContents
 from flowstate.store.holds import OpenRequest
@@ -268,7 +268,7 @@ class AsyncFlowState:
 
     # --- forgetting, retention, export and import (as FlowState's, awaited) ----------------
 
-    async def forget(self, record_id: str) -> GraphCounts:
+    async def forget(self, record_id: str) -> Removal:
         """`FlowState.forget`: a request (with everything it produced) or one state; what
         this front door handed out no longer shows it."""
         counts = await self.repository.forget(record_id)
@@ -289,7 +289,7 @@ class AsyncFlowState:
             await answer
         return await self.repository.forget_namespace()
 
-    async def apply_retention(self, policy: RetentionPolicy) -> dict[str, dict[str, int]]:
+    async def apply_retention(self, policy: RetentionPolicy) -> dict[str, dict[str, Any]]:
         """Expire what `policy` no longer keeps; the deleted counts per kind."""
         return await self.repository.run(apply_retention(self.repository.ops, policy))
 

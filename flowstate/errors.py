@@ -87,7 +87,9 @@ class RequestHeld(FlowStateRuntimeError):
 
 class NamespaceBusy(FlowStateRuntimeError):
     """A namespace-wide change (forgetting all of it, an import) was refused because live
-    writers run requests there. `owner` names one holder, `expires` when its hold lapses."""
+    writers run requests there, or a request could not begin (or be taken over) because the
+    whole namespace is being forgotten. `owner` names one holder (or the forgetting writer),
+    `expires` when its hold (or the forget's fence) lapses unless renewed."""
 
     def __init__(self, message: str, owner: str | None = None, expires: object = None) -> None:
         super().__init__(message)

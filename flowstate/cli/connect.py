@@ -7,7 +7,7 @@ The library is imported when a command opens its memory, not when the command is
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -70,9 +70,16 @@ def open_memory(
 RETENTION_VARIABLE = "FLOWSTATE_RETENTION"
 
 
-def expired_text(counts: dict[str, dict[str, int]]) -> str:
-    """`3 observation nodes, 1 environment node` for the kinds that lost anything."""
-    lost = [counted(c["nodes"], f"{kind} node") for kind, c in counts.items() if c["nodes"]]
+def expired_text(counts: dict[str, dict[str, Any]]) -> str:
+    """`3 observation nodes, 1 environment node (r1.budget stays superseded by r3.budget
+    (expired))` for the kinds that lost anything."""
+    from flowstate.api import Removal
+
+    lost = []
+    for kind, c in counts.items():
+        if c["nodes"]:
+            left = Removal.model_validate(c).left_behind("expired")
+            lost.append(counted(c["nodes"], f"{kind} node") + (f" ({left})" if left else ""))
     return ", ".join(lost)
 
 

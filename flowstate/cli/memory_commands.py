@@ -101,15 +101,14 @@ def forget(
 
             # Refused (NamespaceBusy) also when a request began while the prompt waited.
             counts = fs.forget_all(ask)
+            left = ""
         else:
             if not yes:
                 confirm(f"Forget {what}? This cannot be undone")
-            counts = fs.forget(record_id or "")
-    emit(
-        counts.model_dump(),
-        as_json,
-        f"Forgot {what}: {counts.describe()} deleted.",
-    )
+            counts = removal = fs.forget(record_id or "")
+            left = removal.left_behind()  # what stays: still superseded, or a relation lost
+    said = f"{counts.describe()} deleted" + (f"; {left}" if left else "")
+    emit(counts.model_dump(), as_json, f"Forgot {what}: {said}.")
 
 
 @click.command()

@@ -58,6 +58,7 @@ def apply(ctx: click.Context, namespace: str, policy: str, yes: bool, as_json: b
     Example:
       flowstate retention apply -N demo --policy '{"observation": 0}' --yes
     """
+    from flowstate.api import Removal
     from flowstate.safety.retention import RetentionPolicy
 
     from_env = ctx.get_parameter_source("policy") is click.core.ParameterSource.ENVIRONMENT
@@ -71,10 +72,11 @@ def apply(ctx: click.Context, namespace: str, policy: str, yes: bool, as_json: b
             listed = ", ".join(counted(n, f"{kind} record") for kind, n in doomed.items())
             confirm(f"Expire {listed} of {namespace!r}? This cannot be undone")
         counts = fs.apply_retention(parsed)
+    removals = {kind: Removal.model_validate(c) for kind, c in counts.items()}
     human = "\n".join(
-        f"{kind}: {counted(c['nodes'], 'node')}, {counted(c['relationships'], 'relationship')} "
-        "deleted"
-        for kind, c in counts.items()
+        f"{kind}: {r.describe()} deleted"
+        + (f"; {left}" if (left := r.left_behind("expired")) else "")
+        for kind, r in removals.items()
     )
     emit(counts, as_json, f"Policy: {parsed.describe()}\n{human}")
 

@@ -73,14 +73,15 @@ def request_text(req: Request) -> str:
 
 def state_text(revealed: RevealedState) -> str:
     state = revealed.state
-    newer = revealed.superseded_by
-    mark = f"  (SUPERSEDED by {', '.join(newer)})" if newer else ""
     lines = [
-        f"{state.id} [{state.category.value}] {state.summary}{mark}",
+        f"{state.id} [{state.category.value}] {state.summary}{revealed.superseded_mark}",
         f"  from request {state.request_id}, created {state.created_at:%Y-%m-%d %H:%M}",
         f"  content: {state.content}",
     ]
-    lines += [f"  {r.type} {_arrow(r.direction)} {r.other}" for r in revealed.relations]
+    lines += [
+        f"  {r.type} {_arrow(r.direction)} {r.other}" + (f" ({r.removed})" if r.removed else "")
+        for r in revealed.relations
+    ]
     return "\n".join(lines)
 
 

@@ -51,7 +51,9 @@ def search(hits: Sequence[SearchHit], query: str, request_id: str | None) -> Res
     )
     lines = [
         f"{h.id} [{h.category.value}] {h.summary}"
-        + (f"  (SUPERSEDED by {h.superseded_by})" if h.superseded_by else "")
+        + (f"  (SUPERSEDED by {h.superseded_by}" if h.superseded_by else "")
+        + (f", {h.superseder_removed}" if h.superseder_removed else "")
+        + (")" if h.superseded_by else "")
         for h in hits
     ]
     return out, "\n".join(lines) or f"no state matches {' '.join(out.words) or query!r}"
@@ -83,7 +85,9 @@ def revealed(opened: Opened, request_id: str | None, page: int, page_chars: int)
             summary=r.state.summary,
             content=r.state.content,
             relations=[
-                s.RelationOut(type=x.type, direction=x.direction.value, other=x.other)
+                s.RelationOut(
+                    type=x.type, direction=x.direction.value, other=x.other, removed=x.removed
+                )
                 for x in r.relations
             ],
             superseded_by=r.superseded_by,
@@ -109,6 +113,7 @@ def revealed(opened: Opened, request_id: str | None, page: int, page_chars: int)
                     category=x.category.value,
                     summary=x.summary,
                     superseded_by=x.superseded_by,
+                    superseder_removed=x.superseder_removed,
                 )
                 for x in lines
             ],

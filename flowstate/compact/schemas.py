@@ -259,6 +259,9 @@ class RelationOut(Out):
     type: str
     direction: str = Field(description="out: this state -> other; in: other -> this state")
     other: str
+    removed: str | None = Field(
+        None, description="forgotten or expired: the other end is gone, only its id is left"
+    )
 
 
 class StateOut(Out):
@@ -277,6 +280,9 @@ class LineOut(Out):
     category: str
     summary: str
     superseded_by: str | None = None
+    superseder_removed: str | None = Field(
+        None, description="forgotten or expired: it stays superseded by that removed state"
+    )
 
 
 class RequestLinesOut(Out):
@@ -308,6 +314,9 @@ class HitOut(Out):
     category: str
     summary: str
     superseded_by: str | None
+    superseder_removed: str | None = Field(
+        None, description="forgotten or expired: it stays superseded by that removed state"
+    )
     score: float
 
 
@@ -375,6 +384,14 @@ class ForgetOut(Out):
     id: str
     nodes: int = Field(description="nodes deleted")
     relationships: int = Field(description="relationships deleted")
+    superseded: dict[str, str] = Field(
+        default_factory=dict,
+        description="states that stay superseded by a forgotten one (stale, not current again)",
+    )
+    dependents: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="states that lost a relation to a forgotten one, e.g. DEPENDS_ON r3.x",
+    )
 
 
 class WhyOut(Paged):

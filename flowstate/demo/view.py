@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _INDEX_LINE = re.compile(
-    r"^  (r\d+)\.([a-z][a-z0-9_]*) \[(\w+)\] (.*?)(?:  \(SUPERSEDED by (\S+)\))?$", re.M
+    r"^  (r\d+)\.([a-z][a-z0-9_]*) \[(\w+)\] (.*?)(?:  \(SUPERSEDED by ([^,\s)]+)(?:, \w+)?\))?$",
+    re.M,
 )
 _REVEALED = re.compile(r"^- (r\d+\.[a-z][a-z0-9_]*) \[\w+\] .*\n  content: (.*)$", re.M)
 _OWN = re.compile(r"^- (r\d+)\.([a-z][a-z0-9_]*) \[\w+\] .*\n  content: (.*)$", re.M)

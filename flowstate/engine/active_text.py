@@ -65,11 +65,13 @@ def _revealed(rev: RevealedState) -> str:
     s = rev.state
     head = f"- {s.id} [{s.category.value}] {s.summary}"
     if rev.superseded_by:
-        head += f"  (SUPERSEDED by {', '.join(rev.superseded_by)}: stale, do not rely on it)"
+        head += f"{rev.superseded_mark[:-1]}: stale, do not rely on it)"
     lines = [head, f"  content: {s.content}"]
     if rev.relations:
         rels = [
-            f"{r.type} {'->' if r.direction == 'out' else '<-'} {r.other}" for r in rev.relations
+            f"{r.type} {'->' if r.direction == 'out' else '<-'} {r.other}"
+            + (f" ({r.removed})" if r.removed else "")
+            for r in rev.relations
         ]
         lines.append("  relations: " + "; ".join(rels))
     return "\n".join(lines)

@@ -39,7 +39,7 @@ from flowstate.engine.index import HistoricalIndex, RenderedIndex
 from flowstate.engine.relevance import words
 from flowstate.engine.report import StepReport
 from flowstate.engine.request_plans import RequestPlans, check_request_text
-from flowstate.errors import FlowStateError, UsageError
+from flowstate.errors import ConflictError, FlowStateError, UsageError
 from flowstate.models import ids
 from flowstate.models.active import ActiveState
 from flowstate.models.records import Relation
@@ -122,7 +122,7 @@ def _one_request(
         outcome: Any = None
         if isinstance(command, CallModel):
             if sent:  # asked for another step: the delta was refused, the answer held back
-                raise UsageError("; ".join(report.messages) or "the delta was refused")
+                raise _refusal(step, index, report.messages)
             outcome, sent = step, True
         elif isinstance(command, Commit):
             request = command.bundle.request.model_copy(update={"idempotency_key": key})
@@ -134,6 +134,21 @@ def _one_request(
             raise FlowStateError(f"a one-call request cannot perform {type(command).__name__}")
         command = driver.send(outcome)
     return command.result, command.bundle.relations
+
+
+def _refusal(step: StepOutput, index: RenderedIndex, messages: list[str]) -> UsageError:
+    """Why the delta was refused: a ConflictError when it supersedes a past state that another
+    request superseded first (the caller supersedes the newer one instead), else a UsageError."""
+    said = "; ".join(messages) or "the delta was refused"
+    targets = {
+        rel.target
+        for op in step.delta
+        for rel in getattr(op, "relations", ())
+        if rel.type is RelationType.SUPERSEDES
+    }
+    live = {k: v for k, v in index.superseded.items() if k not in index.superseder_removed}
+    conflicts = sorted((t, live[t]) for t in targets if t in live)
+    return ConflictError(said, conflicts) if conflicts else UsageError(said)
 
 
 def _relates_to_the_past(step: StepOutput) -> bool:

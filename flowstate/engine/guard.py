@@ -67,12 +67,20 @@ def decision_of(
 
 def committed_supersessions(active: ActiveState, index: RenderedIndex) -> dict[str, str]:
     """Past states a committed state supersedes, as the model was shown it: marks in the
-    index and in opened requests' lines, incoming SUPERSEDES of revealed states."""
-    stale = dict(index.superseded)
+    index and in opened requests' lines, incoming SUPERSEDES of revealed states. Not those
+    whose newer state was forgotten or expired: they are stale (the guard refuses them), and
+    the current value supersedes them again."""
+    stale = {k: v for k, v in index.superseded.items() if k not in index.superseder_removed}
     for lines in active.opened_requests.values():
-        stale |= {s.id: s.superseded_by for s in lines if s.superseded_by}
+        stale |= {
+            s.id: s.superseded_by for s in lines if s.superseded_by and not s.superseder_removed
+        }
     for rev in active.revealed.values():
-        newer = [r.other for r in rev.relations if r.type == "SUPERSEDES" and r.direction == "in"]
+        newer = [
+            r.other
+            for r in rev.relations
+            if r.type == "SUPERSEDES" and r.direction == "in" and not r.removed
+        ]
         if newer:
             stale[rev.state.id] = newer[0]
     return stale

@@ -61,6 +61,9 @@ class RenderedIndex:
     folded_seqs: tuple[int, int] | None = None  # the same range by seq: every id in it opens
     # Listed states that a newer state supersedes, and by which: the stale ones.
     superseded: Mapping[str, str] = field(default_factory=dict)
+    # Those of them whose newer state was forgotten or expired since: stale still, and
+    # superseding them again is allowed (there is no newer state to supersede instead).
+    superseder_removed: frozenset[str] = frozenset()
 
     @property
     def within_budget(self) -> bool:
@@ -74,7 +77,9 @@ class RenderedIndex:
 
 def state_line(state: IndexState) -> str:
     line = f"  {state.id} [{state.category.value}] {state.summary}"
-    if state.superseded_by:
+    if state.superseded_by and state.superseder_removed:
+        line += f"  (SUPERSEDED by {state.superseded_by}, {state.superseder_removed})"
+    elif state.superseded_by:
         line += f"  (SUPERSEDED by {state.superseded_by})"
     return line
 
@@ -241,7 +246,9 @@ class HistoricalIndex:
         if req is None or not req.loaded:
             return  # not listed: its lines are fetched fresh when the request is opened
         states = [
-            s.model_copy(update={"superseded_by": by}) if s.id == state_id else s
+            s.model_copy(update={"superseded_by": by, "superseder_removed": None})
+            if s.id == state_id
+            else s
             for s in req.states
         ]
         self.add(req.model_copy(update={"states": states}))
@@ -319,14 +326,16 @@ class HistoricalIndex:
             text, tokens = self._text(order, pinned, collapsed, folded)
         collapsed.update(r.id for r in order[:folded])
         shown = [s for r in self._requests.values() if r.id not in collapsed for s in r.states]
-        # "(SUPERSEDED by r6.x)" shows r6.x too: what was shown can be opened.
+        # "(SUPERSEDED by r6.x)" shows r6.x too: what was shown can be opened (not a removed
+        # one: only its id is left).
         listed = frozenset(s.id for s in shown)
-        listed |= {s.superseded_by for s in shown if s.superseded_by}
+        listed |= {s.superseded_by for s in shown if s.superseded_by and not s.superseder_removed}
         seqs = _span(order[:folded], older)
         span = (ids.request_id(seqs[0]), ids.request_id(seqs[1])) if seqs else None
         stale = {s.id: s.superseded_by for s in shown if s.superseded_by}
+        gone = frozenset(s.id for s in shown if s.superseder_removed)
         return RenderedIndex(
-            text, tokens, self.budget, frozenset(collapsed), listed, span, seqs, stale
+            text, tokens, self.budget, frozenset(collapsed), listed, span, seqs, stale, gone
         )
 
     def _pinned(self, matched: list[str]) -> list[str]:

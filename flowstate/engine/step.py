@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from flowstate.engine.guard import (
     canonical,
@@ -30,14 +30,16 @@ from flowstate.errors import FlowStateError
 from flowstate.llm.client import Completion
 from flowstate.models import ids
 from flowstate.models.active import ActiveState, StepRecord
+from flowstate.models.config import CheckedConfig
 from flowstate.models.records import Observation, Outcome, utcnow
 from flowstate.models.step import FinalAnswer, StepOutput, ToolCall
 from flowstate.models.wording import counted
 from flowstate.rules import Limits, Visibility, apply_delta, check_access, check_delta
 
 
-class AgentConfig(BaseModel):
-    """How one agent runs; every field has a safe default."""
+class AgentConfig(CheckedConfig):
+    """How one agent runs; every field has a safe default. A value out of its bounds is a
+    UsageError naming the field and the bounds."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -95,7 +97,8 @@ class StepLogic:
 
     def visibility(self, active: ActiveState, index: RenderedIndex) -> Visibility:
         listed = [s for states in active.opened_requests.values() for s in states]
-        opened = {s.id for s in listed} | {s.superseded_by for s in listed if s.superseded_by}
+        opened = {s.id for s in listed}
+        opened |= {s.superseded_by for s in listed if s.superseded_by and not s.superseder_removed}
         opened |= set(active.found)  # a search's hits were shown to the model
         return Visibility(
             request_id=active.request_id,

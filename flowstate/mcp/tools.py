@@ -226,15 +226,18 @@ class MemoryTools:
     def memory_forget(self, args: s.ForgetArgs) -> Result:
         fs = self.memory.get()
         try:
-            counts = fs.forget(args.id)  # what the server's sessions and browse hold goes too
+            removal = fs.forget(args.id)  # what the server's sessions and browse hold goes too
         except NotFoundError:
             # Idempotent, as annotated: a call repeated (a reply lost, a retry) finds it gone.
             return s.ForgetOut(id=args.id, nodes=0, relationships=0), (
                 f"nothing to forget: {args.id} is not in memory (already forgotten, or never "
                 "stored); nothing was deleted"
             )
-        out = s.ForgetOut(id=args.id, nodes=counts.nodes, relationships=counts.relationships)
-        return out, f"forgot {args.id}: {counts.describe()}"
+        out = s.ForgetOut(id=args.id, **removal.model_dump())
+        left = removal.left_behind()
+        return out, f"forgot {args.id}: {removal.describe()} deleted" + (
+            f"; {left}" if left else ""
+        )
 
     # -- shared -------------------------------------------------------------------------------
 

@@ -97,4 +97,6 @@ class ActiveState(BaseModel):
         )
 
     def relation_ends(self) -> set[str]:
-        return {r.other for rs in self.revealed.values() for r in rs.relations}
+        """Ids shown as far ends of revealed relations (not removed ones: only their id is
+        left, nothing to open or relate to)."""
+        return {r.other for rs in self.revealed.values() for r in rs.relations if not r.removed}

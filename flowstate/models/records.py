@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -119,6 +120,11 @@ class StateNode(Record):
     content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
+    # Set by the store when the state that superseded this one was forgotten or expired: its
+    # id (never its content) and how it went. This state stays superseded (stale, not current
+    # again); a newer state may supersede it again.
+    superseded_by_removed: str | None = Field(None, pattern=ids.STATE_ID_PATTERN)
+    superseder_removed: Literal["forgotten", "expired"] | None = None
 
     @field_validator("summary")
     @classmethod

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,6 +17,11 @@ class _View(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+# How a state was removed, when only its id is kept: forgotten, expired, or (a copy in a running
+# request's state that learnt only that it is gone) removed.
+RemovedHow = Literal["forgotten", "expired", "removed"]
+
+
 class IndexState(_View):
     """One line of the index: id, category and summary, nothing else."""
 
@@ -24,6 +29,8 @@ class IndexState(_View):
     category: Category
     summary: str
     superseded_by: str | None = None
+    # How `superseded_by` was removed since (it stays superseded: stale, not current again).
+    superseder_removed: RemovedHow | None = None
 
 
 class IndexRequest(_View):
@@ -51,11 +58,14 @@ class Direction(StrEnum):
 
 
 class RelationView(_View):
-    """A revealed relation: its type and the other end's id only, never its content."""
+    """A revealed relation: its type and the other end's id only, never its content.
+    `removed` says the other end was forgotten or expired since (only the id of a removed
+    superseder is kept)."""
 
     type: str
     direction: Direction
     other: str
+    removed: RemovedHow | None = None
 
 
 class RevealedState(_View):
@@ -66,7 +76,18 @@ class RevealedState(_View):
 
     @property
     def superseded_by(self) -> list[str]:
+        """The states that supersede it, removed ones included: it is stale if any."""
         return [r.other for r in self.relations if r.type == "SUPERSEDES" and r.direction == "in"]
+
+    @property
+    def superseded_mark(self) -> str:
+        """`  (SUPERSEDED by r5.budget)`, `  (SUPERSEDED by r3.budget, forgotten)`, or ''."""
+        newer = [
+            f"{r.other}, {r.removed}" if r.removed else r.other
+            for r in self.relations
+            if r.type == "SUPERSEDES" and r.direction == "in"
+        ]
+        return f"  (SUPERSEDED by {'; '.join(newer)})" if newer else ""
 
 
 class RequestRecord(_View):
@@ -103,6 +124,9 @@ class Provenance(_View):
     # Validity: each listed state a newer one supersedes (from anywhere in the namespace), with
     # the ids of those newer states.
     superseded: dict[str, list[str]] = Field(default_factory=dict)
+    # States named in `edges` or `superseded` that were forgotten or expired since, and how:
+    # only their ids are kept.
+    removed: dict[str, RemovedHow] = Field(default_factory=dict)
 
     def tree(self) -> str:
         """The chain as `flowstate why` prints it: the state, its relations and evidence as an
@@ -117,10 +141,15 @@ class Provenance(_View):
         shown = {self.state_id}
 
         def label(node: str) -> str:
+            if node in self.removed:
+                return f"{node} ({self.removed[node]})"
             if node in states:
                 s = states[node]
-                newer = self.superseded.get(node)
-                mark = f"  (SUPERSEDED by {', '.join(newer)})" if newer else ""
+                newer = [
+                    f"{n}, {self.removed[n]}" if n in self.removed else n
+                    for n in self.superseded.get(node, [])
+                ]
+                mark = f"  (SUPERSEDED by {'; '.join(newer)})" if newer else ""
                 return f"{s.id} [{s.category.value}] {s.summary}{mark}"
             o = observations[node]
             cut = len(o.output) > _OUTPUT_CHARS

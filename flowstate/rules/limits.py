@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from flowstate.models.config import CheckedConfig
 from flowstate.models.records import MAX_CONTENT_CHARS, MAX_SUMMARY_CHARS
 
 
-class Limits(BaseModel):
+class Limits(CheckedConfig):
+    """What one step may hold; a value out of its bounds is a UsageError naming it."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     max_ops_per_step: int = Field(20, ge=1)

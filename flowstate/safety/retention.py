@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
@@ -75,12 +75,13 @@ class RetentionPolicy(BaseModel):
 
 def apply_retention(
     ops: Ops, policy: RetentionPolicy, now: datetime | None = None
-) -> Plan[dict[str, dict[str, int]]]:
+) -> Plan[dict[str, dict[str, Any]]]:
     """Expire what the policy no longer keeps (a plan: `repo.run(apply_retention(repo.ops,
-    policy))`); the deleted counts per kind."""
+    policy))`); per kind, the deleted counts (`nodes`, `relationships`) and what was left
+    behind (`superseded`, `dependents`: see `flowstate.store.reading.Removal`)."""
     from flowstate.store.forgetting import expire  # the policy alone needs no Neo4j driver
 
-    deleted: dict[str, dict[str, int]] = {}
+    deleted: dict[str, dict[str, Any]] = {}
     for kind, before in policy.cutoffs(now).items():
         deleted[str(kind)] = (yield from expire(ops, kind, before)).model_dump()
     return deleted

@@ -27,11 +27,11 @@ from flowstate.store.plans import Stmt, TxWork
 Gone = Callable[[str], bool]
 
 
-def scrub_all(namespace: str, gone: Gone) -> TxWork[None]:
+def scrub_all(namespace: str, gone: Gone, how: str = "removed") -> TxWork[None]:
     """Inside a write transaction: rewrite each draft of `namespace` that copied what `gone`
-    names."""
+    names (`how` it went: forgotten or expired)."""
     for row in (yield Stmt(Q.DRAFTS, {"namespace": namespace})):
-        scrubbed = scrub(row["payload"], gone)
+        scrubbed = scrub(row["payload"], gone, how)
         if scrubbed is not None:
             params = {"request_id": row["request_id"], "payload": scrubbed}
             yield Stmt(Q.SCRUB_DRAFT, {"namespace": namespace, **params})
@@ -64,8 +64,11 @@ def copied_ids(payload: str) -> tuple[list[str], list[str]]:
     return sorted(states), sorted(observations)
 
 
-def scrub(payload: str, gone: Gone) -> str | None:
-    """The payload without what `gone` names; None when nothing in it was gone."""
+def scrub(payload: str, gone: Gone, how: str = "removed") -> str | None:
+    """The payload without what `gone` names; None when nothing in it was gone. A superseder
+    that is gone, of a copy or a line that stays, keeps its id, marked `how` it went (never
+    its content): a state a removed one superseded stays stale, as in the store
+    (`flowstate.store.forgetting`)."""
     data = _load(payload)
     if data is None:
         return None
@@ -80,6 +83,9 @@ def scrub(payload: str, gone: Gone) -> str | None:
         if gone(rid):
             continue
         kept_lines = [x for x in _list(lines) if not gone(str(x.get("id", "")))]
+        for line in kept_lines:
+            if gone(str(line.get("superseded_by", ""))) and not line.get("superseder_removed"):
+                line["superseder_removed"], changed = how, True
         listed[rid] = kept_lines
         changed |= len(kept_lines) != len(_list(lines))
     if len(listed) != len(opened):
@@ -89,7 +95,10 @@ def scrub(payload: str, gone: Gone) -> str | None:
     for rev in _dict(data, "revealed").values():  # relation ends that were forgotten
         relations = rev.get("relations") if isinstance(rev, dict) else None
         if isinstance(relations, list):
-            kept_rel = [r for r in relations if not gone(str(r.get("other", "")))]
+            kept_rel = [r for r in relations if _superseder(r) or not gone(str(r.get("other")))]
+            for rel in _list(kept_rel):
+                if gone(str(rel.get("other"))) and not rel.get("removed"):
+                    rel["removed"], changed = how, True
             if len(kept_rel) != len(relations):
                 rev["relations"], changed = kept_rel, True
     for field in ("pending_access", "found"):
@@ -98,6 +107,15 @@ def scrub(payload: str, gone: Gone) -> str | None:
             data[field] = [i for i in listed_ids if not gone(str(i))]
             changed = True
     return json.dumps(data, ensure_ascii=False, separators=(", ", ": ")) if changed else None
+
+
+def _superseder(relation: object) -> bool:
+    """An incoming SUPERSEDES of a revealed copy: it says the copy is stale."""
+    return (
+        isinstance(relation, dict)
+        and relation.get("type") == "SUPERSEDES"
+        and relation.get("direction") == "in"
+    )
 
 
 def _load(payload: str) -> dict[str, Any] | None:

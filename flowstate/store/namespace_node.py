@@ -9,9 +9,15 @@ One `(:Namespace {namespace})` node per namespace holds
   picked up incrementally by seq and need no stamp.
 - `committed`: how many commits there were; each commit takes the node's write lock, so commits
   of a namespace are serialised. Agents follow it to append what others committed.
+- `forgetting` and `forgetting_until`: the fence of a `forget --all` under way (its writer,
+  and when the fence lapses unless the forget renews it, on the server's clock). While it
+  holds, no request begins there, opens its draft or is taken over (`NamespaceBusy`).
 Who runs which open request is on its draft (`flowstate.store.holds`).
 
-Only `flowstate forget --all` (the whole namespace) deletes the node; ids then start at r1.
+Only `flowstate forget --all` (the whole namespace) deletes the node, last; ids then start at
+r1. Every begin write-locks the node, and so does the fence, so a request either began before
+the fence (and the forget is refused while it runs) or meets it: no request works on an id
+that the new counter hands out again.
 """
 
 from __future__ import annotations
@@ -22,8 +28,9 @@ import uuid
 
 from pydantic import BaseModel, ConfigDict
 
-from flowstate.errors import ValidationFailed
+from flowstate.errors import NamespaceBusy, ValidationFailed
 from flowstate.store.catalog import Q
+from flowstate.store.holds import _native
 from flowstate.store.plans import Plan, Read, Row
 
 MAX_HOLD_S = 86_400
@@ -83,3 +90,27 @@ def check_ttl(ttl_s: object) -> int:
     if isinstance(ttl_s, bool) or not isinstance(ttl_s, int) or not 1 <= ttl_s <= MAX_HOLD_S:
         raise ValidationFailed(f"a hold lasts 1 to {MAX_HOLD_S} seconds, not {ttl_s!r}")
     return ttl_s
+
+
+def being_forgotten(namespace: str, row: Row, action: str) -> NamespaceBusy:
+    """The refusal of a begin (or a take-over) that met the fence of a `forget --all`: `row`
+    holds the fence's `forgetting` writer and `until`."""
+    until = _native(row["until"])
+    when = f" (its fence lapses at {until:%Y-%m-%d %H:%M:%S} UTC unless renewed)" if until else ""
+    return NamespaceBusy(
+        f"cannot {action} in namespace {namespace!r}: writer {row['forgetting']} is forgetting "
+        f"the whole namespace{when}. Nothing was written; begin again once it has ended (ids "
+        "then start again at r1)",
+        owner=row["forgetting"],
+        expires=until,
+    )
+
+
+def reset_meanwhile(namespace: str, request_id: str) -> NamespaceBusy:
+    """The refusal of a first draft save whose id was handed out by a counter that a
+    `forget --all` has deleted since (the new counter hands the id out again)."""
+    return NamespaceBusy(
+        f"cannot open {request_id} in namespace {namespace!r}: the whole namespace was "
+        "forgotten after the id was handed out, so the id will be handed out again. Nothing "
+        "was written; begin the request again"
+    )

@@ -22,6 +22,7 @@ from flowstate.errors import NotFoundError, ReadOnlyError, ValidationFailed
 from flowstate.models import (
     EVIDENCE,
     ActionDecision,
+    Direction,
     IndexRequest,
     IndexState,
     Observation,
@@ -32,6 +33,7 @@ from flowstate.models import (
     RequestBundle,
     RevealedState,
     StateNode,
+    ids,
 )
 from flowstate.store import drafts
 from flowstate.store.catalog import Q
@@ -47,7 +49,13 @@ from flowstate.store.codec import (
 )
 from flowstate.store.commit import write_bundle
 from flowstate.store.holds import DEFAULT_HOLD_S, OpenRequest, held_by_other, open_request_of
-from flowstate.store.namespace_node import Stamp, check_ttl, stamp_of
+from flowstate.store.namespace_node import (
+    Stamp,
+    being_forgotten,
+    check_ttl,
+    reset_meanwhile,
+    stamp_of,
+)
 from flowstate.store.plans import Plan, Read, Stmt, Transaction, TxWork, Write
 from flowstate.store.search import SearchHit, candidates, search
 
@@ -55,6 +63,7 @@ R = TypeVar("R", bound=Request | StateNode | Observation | ActionDecision)
 NO_END = 2**62  # "up to the latest request" for index_generation's $to_seq
 STATE_TYPES = [t.value for t in RelationType]
 _REVEAL_TYPES = [*STATE_TYPES, EVIDENCE]
+_HANDED_OUT_KEPT = 1_024
 _MODELS: dict[str, type[Record]] = {
     "request": Request,
     "state": StateNode,
@@ -69,6 +78,10 @@ class Ops:
     def __init__(self, namespace: str, *, read_only: bool = False) -> None:
         self.namespace = check_namespace(namespace)
         self.read_only = read_only
+        # The counter's epoch each id was handed out under, until its draft opens: a
+        # `forget --all` in between deletes that counter, which hands the id out again, and
+        # the draft must then not open (see open_draft.cypher).
+        self._handed_out: dict[str, str] = {}
 
     # --- reads ------------------------------------------------------------------------------
 
@@ -136,14 +149,15 @@ class Ops:
         return found[0].states
 
     def reveal(self, state_ids: Sequence[str]) -> Plan[list[RevealedState]]:
-        """Full records of past states with their relations, closed at the far end."""
+        """Full records of past states with their relations, closed at the far end; a
+        superseder forgotten or expired since stays, by id, marked `removed`."""
         wanted = unique(check_id("state", i) for i in state_ids)
         rows = yield self.read(Q.REVEAL_STATES, ids=wanted, types=_REVEAL_TYPES)
         found = {}
         for row in rows:
             state = from_props(StateNode, row["state"])
             views = sorted(
-                (RelationView.model_validate(r) for r in row["relations"]),
+                [*map(RelationView.model_validate, row["relations"]), *_removed_superseder(state)],
                 key=lambda v: (v.type, v.direction, v.other),
             )
             found[state.id] = RevealedState(state=state, relations=views)
@@ -196,15 +210,22 @@ class Ops:
     def allocate_request_seq(self) -> Plan[int]:
         """Hand out the next request seq for good: it is never handed out again."""
         self.writable("start a request")
-        rows = yield self.write(Q.ALLOCATE_REQUEST_SEQ)
-        return int(rows[0]["seq"])
+        [row] = yield self.write(Q.ALLOCATE_REQUEST_SEQ)
+        if row["seq"] is None:
+            raise being_forgotten(self.namespace, row, "begin a request")
+        seq = int(row["seq"])
+        self._handed_out[ids.request_id(seq)] = str(row["epoch"])
+        while len(self._handed_out) > _HANDED_OUT_KEPT:  # begun, never saved: forget the oldest
+            del self._handed_out[next(iter(self._handed_out))]
+        return seq
 
     def take_over(
         self, request_id: str, owner: str, hold_s: int = DEFAULT_HOLD_S, dead: str | None = None
     ) -> Plan[str]:
         """Hold `request_id` for `owner` (to resume or discard it) when its hold has lapsed,
         `owner` holds it already, or `dead` (a process known to have exited) held it; its
-        payload. RequestHeld when another live writer holds it or it is not open."""
+        payload. RequestHeld when another live writer holds it; NotFoundError when it is not
+        open (never begun, committed or discarded)."""
         self.writable("take a request over")
         check_id("request", request_id)
         rows = yield self.write(
@@ -214,10 +235,27 @@ class Ops:
             dead=dead,
             hold_s=check_ttl(hold_s),
         )
+        if not rows:
+            raise (yield from self._not_open(request_id))
+        if rows[0]["fenced"]:
+            raise being_forgotten(self.namespace, rows[0], f"take {request_id} over")
         # No payload: the request was discarded or committed while it was being taken.
-        if not rows or not rows[0]["taken"] or rows[0]["payload"] is None:
-            raise held_by_other(self.namespace, request_id, rows[0] if rows else None, "take over")
+        if not rows[0]["taken"] or rows[0]["payload"] is None:
+            raise held_by_other(self.namespace, request_id, rows[0], "take over")
         return str(rows[0]["payload"])
+
+    def _not_open(self, request_id: str) -> Plan[NotFoundError]:
+        """Why there is no draft to take over: the id was never handed out, or its request
+        ended (committed or discarded). Nobody holds it, so it is not RequestHeld."""
+        [row] = yield self.read(Q.NEXT_REQUEST_SEQ)
+        if int(request_id[1:]) >= int(row["seq"]):
+            why = f"no request has that id yet: the next one begun will be r{row['seq']}"
+        else:
+            why = "it was committed or discarded"
+        return NotFoundError(
+            f"cannot take over {request_id} of namespace {self.namespace!r}: it is not open "
+            f"({why}). Nothing was taken over"
+        )
 
     def renew_hold(self, request_id: str, owner: str, hold_s: int = DEFAULT_HOLD_S) -> Plan[None]:
         """Renew `owner`'s hold on `request_id`; RequestHeld when it lost it."""
@@ -267,9 +305,23 @@ class Ops:
                 )
                 gone = set(state_ids + observation_ids) - set(row["ids"])
                 kept = (drafts.scrub(payload, gone.__contains__) if gone else None) or payload
-            query = Q.OPEN_DRAFT if first else Q.SAVE_DRAFT
+            if first:
+                rows = yield self.stmt(
+                    Q.OPEN_DRAFT,
+                    request_id=request_id,
+                    epoch=self._handed_out.get(request_id),
+                    payload=kept,
+                    owner=owner,
+                    hold_s=hold_s,
+                )
+                if not rows[0]["counted"]:
+                    raise reset_meanwhile(self.namespace, request_id)
+                if rows[0]["fenced"]:
+                    raise being_forgotten(self.namespace, rows[0], f"open {request_id}")
+                self._handed_out.pop(request_id, None)
+                return
             rows = yield self.stmt(
-                query, request_id=request_id, payload=kept, owner=owner, hold_s=hold_s
+                Q.SAVE_DRAFT, request_id=request_id, payload=kept, owner=owner, hold_s=hold_s
             )
             if not rows or not rows[0]["saved"]:
                 raise held_by_other(self.namespace, request_id, rows[0] if rows else None, "save")
@@ -286,6 +338,8 @@ class Ops:
         seq is handed out, and nothing is to be written."""
         self.writable("start a request")
         [row] = yield self.stmt(Q.BEGIN_FACT, key=key, window_s=window_s)
+        if row["seq"] is None:
+            raise being_forgotten(self.namespace, row, "begin a request")
         return int(row["seq"]), row["duplicate"]
 
     def commit_in_transaction(self, bundle: RequestBundle) -> TxWork[None]:
@@ -346,3 +400,18 @@ class Ops:
         if missing:
             raise self.not_found(missing)
         return wanted
+
+
+def _removed_superseder(state: StateNode) -> list[RelationView]:
+    """The incoming SUPERSEDES of a superseder forgotten or expired since: the state stays
+    superseded (only the removed state's id is kept)."""
+    if state.superseded_by_removed is None:
+        return []
+    return [
+        RelationView(
+            type=RelationType.SUPERSEDES.value,
+            direction=Direction.IN,
+            other=state.superseded_by_removed,
+            removed=state.superseder_removed,
+        )
+    ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from flowstate.errors import UsageError, ValidationFailed
 from flowstate.models import (
@@ -43,6 +43,34 @@ class GraphCounts(BaseModel):
     def describe(self) -> str:
         """`3 nodes, 1 relationship`"""
         return f"{counted(self.nodes, 'node')}, {counted(self.relationships, 'relationship')}"
+
+
+class Removal(GraphCounts):
+    """What forgetting or expiring deleted, and what it left behind, by id only:
+
+    - `superseded`: states that stay, each with the removed state that superseded it; they
+      stay marked superseded by it (`(SUPERSEDED by r3.travellers, forgotten)`), so an
+      outdated fact does not read as current again;
+    - `dependents`: states that stay, each with the relations it lost to removed states
+      (`["DEPENDS_ON r3.travellers"]`): what they rested on is gone. Nothing of these
+      relations is kept.
+    """
+
+    superseded: dict[str, str] = Field(default_factory=dict)
+    dependents: dict[str, list[str]] = Field(default_factory=dict)
+
+    def counts(self) -> GraphCounts:
+        """The deleted counts alone."""
+        return GraphCounts(nodes=self.nodes, relationships=self.relationships)
+
+    def left_behind(self, how: str = "forgotten") -> str:
+        """`r1.travellers stays superseded by r3.travellers (forgotten); r4.hotel_booking lost
+        DEPENDS_ON r3.travellers`, or '' when nothing was."""
+        parts = [
+            f"{state} stays superseded by {by} ({how})" for state, by in self.superseded.items()
+        ]
+        parts += [f"{state} lost {', '.join(lost)}" for state, lost in self.dependents.items()]
+        return "; ".join(parts)
 
 
 def get_request(ops: Ops, request_id: str) -> Plan[Request]:
@@ -149,13 +177,21 @@ def _bundle(row: Row) -> RequestBundle:
 def _provenance(state_id: str, row: Row) -> Provenance:
     observations = [from_props(Observation, p) for p in row["observations"]]
     requests = [from_props(Request, p) for p in row["requests"]]
+    states = [from_props(StateNode, p) for p in row["states"]]
+    superseded = list(row["superseded"])
+    removed: dict[str, str] = {}
+    for state in states:  # a superseder forgotten or expired since: kept by id only
+        if state.superseded_by_removed is not None and state.superseder_removed is not None:
+            removed[state.superseded_by_removed] = state.superseder_removed
+            superseded.append({"state": state.id, "by": state.superseded_by_removed})
     return Provenance(
         state_id=state_id,
-        states=[from_props(StateNode, p) for p in row["states"]],
+        states=states,
         observations=sorted(observations, key=_observation_order),
         requests=sorted(requests, key=lambda r: r.seq),
         edges=sorted({Edge(**e) for e in row["edges"]}),
-        superseded=_superseded(row["superseded"]),
+        superseded=_superseded(superseded),
+        removed=dict(sorted(removed.items())),
     )
 
 

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 from flowstate.errors import ValidationFailed
 from flowstate.models import Category, IndexRequest
 from flowstate.models.ids import check_namespace
+from flowstate.models.views import RemovedHow
 from flowstate.store.catalog import Q
 from flowstate.store.plans import Plan, Read
 
@@ -57,6 +58,8 @@ class SearchHit(BaseModel):
     category: Category
     summary: str
     superseded_by: str | None = None
+    # How `superseded_by` was removed since (it stays superseded by it).
+    superseder_removed: RemovedHow | None = None
     score: float
 
 

@@ -299,7 +299,13 @@ def test_forget_repeated_succeeds_and_says_the_id_was_gone(store: Store, repo: R
     async def already_gone(client: Any, record_id: str) -> None:
         again = await call(client, "memory_forget", id=record_id)
         assert not again.error, again.text
-        assert again.data == {"id": record_id, "nodes": 0, "relationships": 0}
+        assert again.data == {
+            "id": record_id,
+            "nodes": 0,
+            "relationships": 0,
+            "superseded": {},
+            "dependents": {},
+        }
         assert "not in memory (already forgotten" in again.text
         assert "nothing was deleted" in again.text
 

@@ -109,10 +109,8 @@ def test_retention_expires_old_kinds_and_keeps_the_rest(
     [bundle] = repo.bundles()
     assert sorted(s.key for s in bundle.states) == ["fresh_rate", "likes_tea"]
     assert [o.id for o in bundle.observations] == ["r1.o2"]
-    assert fs.apply_retention(policy) == {
-        "observation": {"nodes": 0, "relationships": 0},
-        "environment": {"nodes": 0, "relationships": 0},
-    }
+    nothing = {"nodes": 0, "relationships": 0, "superseded": {}, "dependents": {}}
+    assert fs.apply_retention(policy) == {"observation": nothing, "environment": nothing}
 
 
 def test_guarded_calls_are_recorded_with_their_cited_states(

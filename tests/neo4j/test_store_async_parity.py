@@ -24,7 +24,7 @@ from flowstate.models import Category, RelationType
 from flowstate.safety.retention import RetentionPolicy, apply_retention
 from flowstate.store import AsyncRepository, Repository
 from flowstate.store.forgetting import NamespaceContents
-from flowstate.store.reading import GraphCounts
+from flowstate.store.reading import GraphCounts, Removal
 from tests.neo4j.conftest import Factory
 from tests.neo4j.engine_helpers import Shell
 from tests.neo4j.store_helpers import decision, with_decisions
@@ -167,20 +167,24 @@ EXPORTED = [
 # A request line that parses, for an import into a namespace that holds one already.
 REQUEST_LINE = '{"kind":"request","id":"r1","seq":1,"text":"t","summary":"s","outcome":"answered"}'
 ENV, GONE = Category.ENVIRONMENT, "not found in namespace 'NS'"
+NOTHING_LEFT: dict[str, Any] = {"superseded": {}, "dependents": {}}  # a removal leaving no mark
 
 # Each operation, and what it answers on `_fill`'s namespace (r1: weather and seat, o1 old
 # and o2 new; r2: hotel derived from r1.weather, decision r2.a1 citing both; r3 interrupted).
 OPERATIONS: dict[str, tuple[Callable[[Any], Any], Any]] = {
     # r1, its 2 states and 2 observations; PRODUCED x4, EVIDENCED_BY x2, NEXT, r2.hotel's
     # DERIVED_FROM and r2.a1's citation of r1.weather
-    "forget a request": (lambda r: r.forget_request("r1"), GraphCounts(nodes=5, relationships=9)),
+    "forget a request": (
+        lambda r: r.forget_request("r1"),
+        Removal(nodes=5, relationships=9, dependents={"r2.hotel": ["DERIVED_FROM r1.weather"]}),
+    ),
     # r1.weather; its PRODUCED and EVIDENCED_BY, r2.hotel's DERIVED_FROM, r2.a1's citation
     "forget a state": (
         lambda r: r.forget_state("r1.weather"),
-        GraphCounts(nodes=1, relationships=4),
+        Removal(nodes=1, relationships=4, dependents={"r2.hotel": ["DERIVED_FROM r1.weather"]}),
     ),
     # r2, r2.hotel, r2.a1; PRODUCED, NEXT, DERIVED_FROM, and the decision's 3 links
-    "forget by id": (lambda r: r.forget("r2"), GraphCounts(nodes=3, relationships=6)),
+    "forget by id": (lambda r: r.forget("r2"), Removal(nodes=3, relationships=6)),
     "forget a missing id": (
         lambda r: r.forget_state("r9.nothing"),
         Refused(NotFoundError, f"{GONE}: r9.nothing"),
@@ -198,10 +202,13 @@ OPERATIONS: dict[str, tuple[Callable[[Any], Any], Any]] = {
         GraphCounts(nodes=9, relationships=12),
     ),
     # r1.weather only: r2.hotel is newer than the cutoff
-    "expire a category": (lambda r: r.expire(ENV, CUT), GraphCounts(nodes=1, relationships=4)),
+    "expire a category": (
+        lambda r: r.expire(ENV, CUT),
+        Removal(nodes=1, relationships=4, dependents={"r2.hotel": ["DERIVED_FROM r1.weather"]}),
+    ),
     "expire observations": (
         lambda r: r.expire("observation", CUT),
-        GraphCounts(nodes=1, relationships=2),
+        Removal(nodes=1, relationships=2),
     ),
     "expire with a naive cutoff": (
         lambda r: r.expire("observation", datetime(2024, 6, 1)),
@@ -216,8 +223,8 @@ OPERATIONS: dict[str, tuple[Callable[[Any], Any], Any]] = {
             apply_retention(r.ops, RetentionPolicy(days={"observation": 0, "preference": 0}))
         ),
         {
-            "observation": {"nodes": 2, "relationships": 4},
-            "preference": {"nodes": 1, "relationships": 1},
+            "observation": {"nodes": 2, "relationships": 4, **NOTHING_LEFT},
+            "preference": {"nodes": 1, "relationships": 1, **NOTHING_LEFT},
         },
     ),
     "export": (lambda r: r.export_jsonl(), EXPORTED),
@@ -235,7 +242,10 @@ def test_the_async_repository_does_what_the_sync_one_does(twins, name: str) -> N
 
 
 FRONT_DOOR: dict[str, tuple[Callable[[Any], Any], Any]] = {
-    "forget by id": (lambda fs: fs.forget("r1.weather"), GraphCounts(nodes=1, relationships=4)),
+    "forget by id": (
+        lambda fs: fs.forget("r1.weather"),
+        Removal(nodes=1, relationships=4, dependents={"r2.hotel": ["DERIVED_FROM r1.weather"]}),
+    ),
     "forget what is not an id": (
         lambda fs: fs.forget("r1.o1"),
         Refused(UsageError, "'r1.o1' is neither"),
@@ -243,7 +253,7 @@ FRONT_DOOR: dict[str, tuple[Callable[[Any], Any], Any]] = {
     # r1.weather and r2.hotel, with their edges
     "apply a policy": (
         lambda fs: fs.apply_retention(RetentionPolicy(days={"environment": 0})),
-        {"environment": {"nodes": 2, "relationships": 6}},
+        {"environment": {"nodes": 2, "relationships": 6, **NOTHING_LEFT}},
     ),
     "preview a policy": (
         lambda fs: fs.expiring(RetentionPolicy(days={"observation": 200})),

@@ -73,7 +73,13 @@ def test_index_query_returns_no_other_fields(two_requests, raw):
     assert {frozenset(r) for r in rows} == {frozenset({"id", "seq", "summary", "states"})}
     for row in rows:
         for state in row["states"]:
-            assert set(state) == {"id", "category", "summary", "superseded_by"}
+            assert set(state) == {
+                "id",
+                "category",
+                "summary",
+                "superseded_by",
+                "superseder_removed",
+            }
     assert "SECRET" not in repr(rows)
 
 

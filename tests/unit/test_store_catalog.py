@@ -142,6 +142,7 @@ def test_store_public_api():
         "AsyncRepository",
         "AsyncStore",
         "GraphCounts",
+        "Removal",
         "Repository",
         "Store",
     ]

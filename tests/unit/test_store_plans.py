@@ -9,20 +9,24 @@ from typing import Any
 
 import pytest
 
-from flowstate.errors import NotFoundError, ReadOnlyError, RequestHeld, StoreUnavailable
+from flowstate.errors import (
+    NamespaceBusy,
+    NotFoundError,
+    ReadOnlyError,
+    RequestHeld,
+    StoreUnavailable,
+)
 from flowstate.store import forgetting
 from flowstate.store.catalog import Q
 from flowstate.store.methods import RepositoryMethods, runs
 from flowstate.store.ops import Ops
 from flowstate.store.plans import (
-    Batched,
     Changes,
     Plan,
     Read,
     Rows,
     Stmt,
     Transaction,
-    Write,
     adrive,
     drive,
 )
@@ -113,22 +117,40 @@ def test_forgetting_reports_what_the_server_counted_as_deleted() -> None:
     def answer(stmt: Stmt) -> Rows:
         if stmt.name is Q.FORGET_STATE:
             return Rows([{"forgotten": 1}], gone)
+        if stmt.name is Q.MARK_REMOVED:
+            return Rows([{"ids": ["r1.a"], "superseded": [], "dependents": []}])
         return Rows([{"generation": 2}] if stmt.name is Q.TOUCH_NAMESPACE else [])
 
     counted = drive(forgetting.forget(Ops("trip"), "r1.a"), perform)
     assert (counted.nodes, counted.relationships) == (3, 7)
 
 
-def test_forgetting_a_whole_namespace_runs_its_batches_outside_a_transaction() -> None:
+def test_forgetting_a_whole_namespace_fences_it_then_deletes_batch_by_batch() -> None:
     asked: list[Any] = []
+    batches = iter([(5_000, False), (12, False), (0, True)])
 
     def perform(op: Any) -> Any:
         asked.append(op)
-        return Changes(nodes_deleted=4) if isinstance(op, Batched) else Rows()
+        if op.name is Q.FENCE_NAMESPACE:
+            return Rows([{"fenced": True, "other": False, "held": []}])
+        deleted, done = next(batches)
+        return Rows([{"mine": True, "deleted": deleted, "done": done}], Changes(0, 0, 0, 3))
 
     counted = drive(forgetting.forget_namespace(Ops("trip"), force=True), perform)
-    assert counted.nodes == 4
-    assert [type(op) for op in asked] == [Batched, Write]  # the counter node goes last
+    assert (counted.nodes, counted.relationships) == (5_012, 9)
+    assert [op.name for op in asked] == [Q.FENCE_NAMESPACE, *[Q.FORGET_NAMESPACE_BATCH] * 3]
+    owners = {op.params["owner"] for op in asked}
+    assert len(owners) == 1  # every batch is the fencing writer's, checked in the Cypher
+
+
+def test_a_forget_whose_fence_was_lifted_stops_and_says_so() -> None:
+    def perform(op: Any) -> Any:
+        if op.name is Q.FENCE_NAMESPACE:
+            return Rows([{"fenced": True, "other": False, "held": []}])
+        return Rows([{"mine": False, "deleted": 0, "done": False}])
+
+    with pytest.raises(NamespaceBusy, match="stopped after 0 nodes: its fence lapsed"):
+        drive(forgetting.forget_namespace(Ops("trip")), perform)
 
 
 def test_every_repository_method_says_what_its_plan_does() -> None:

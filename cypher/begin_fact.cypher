@@ -22,8 +22,10 @@ CALL () {
 }
 WITH m, fenced, CASE WHEN m.last_seq > committed THEN m.last_seq ELSE committed END AS last
 CALL () {
+  // A request whose states were forgotten since is no longer the fact: it is stored anew.
   OPTIONAL MATCH (done:Request {namespace: $namespace, idempotency_key: $key})
   WHERE done.finished_at >= datetime() - duration({seconds: $window_s})
+    AND EXISTS { MATCH (:State {namespace: $namespace, request_id: done.id}) }
   RETURN done.id AS duplicate
   LIMIT 1
 }

@@ -31,6 +31,15 @@ class WrongHandle(UsageError):
     another's): only the client that began a request acts on it. Nothing was done."""
 
 
+class RequestEnded(UsageError):
+    """A call on a request its client discarded, or that expired idle: nothing of it was
+    committed. `how` says which ("discarded" or "expired")."""
+
+    def __init__(self, message: str, how: str) -> None:
+        super().__init__(message)
+        self.how = how
+
+
 class ReadOnlyError(UsageError):
     """A write was attempted through a namespace opened read-only."""
 

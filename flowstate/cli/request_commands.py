@@ -250,10 +250,10 @@ def _say_take_over(fs: FlowState, request_id: str) -> None:
     """An operator's resume or discard takes the request from the writer that ran it: said on
     stderr before it does (a live writer's request is refused, never taken)."""
     found = [r for r in fs.pending() if r.request_id == request_id]
-    if found and found[0].holder:
-        lapsed = "its hold has lapsed" if not found[0].held else "it holds it"
+    if found and found[0].holder and not found[0].held:  # a live holder's is refused, not taken
         click.echo(
-            f"Taking request {request_id} over from writer {found[0].holder} ({lapsed}).",
+            f"Taking request {request_id} over from writer {found[0].holder} (its hold has "
+            "lapsed).",
             err=True,
         )
 

@@ -223,8 +223,8 @@ class RememberArgs(Args):
         str | None,
         Field(
             max_length=200,
-            description="the same key within 10 minutes stores the fact once (default: one "
-            "from the fact itself: send a new key to store the same fact twice on purpose)",
+            description="the same fact sent again within 10 minutes is stored once; send a "
+            "new key to store the same fact twice on purpose (another fact is always stored)",
         ),
     ] = None
 

@@ -62,6 +62,7 @@ class AsyncSession(SessionCore[AsyncRepository]):
     def __init__(self, agent: RequestPlans[AsyncRepository], active: ActiveState) -> None:
         """No I/O: `_hold` takes the request's hold, renewed by a task."""
         super().__init__(agent, active)
+        self._calls = asyncio.Lock()
         self._hold: AsyncRequestHold | None = None
         self._abandon: weakref.finalize[Any, AsyncSession] | None = None
 
@@ -160,12 +161,16 @@ class AsyncSession(SessionCore[AsyncRepository]):
         return await self._run(self._discard())
 
     async def _run(self, steps: Steps[T]) -> T:
-        """Perform `steps` on the async driver; a request they closed lets its hold go."""
-        try:
-            return await adrive(steps, self._serve)
-        finally:
-            if self.closed:
-                await self._release()
+        """Perform `steps` on the async driver, one call at a time (a request is one sequence
+        of steps, whichever tasks call it); a request they closed lets its hold go."""
+        async with self._calls:
+            self.touch()
+            try:
+                return await adrive(steps, self._serve)
+            finally:
+                self.touch()
+                if self.closed:
+                    await self._release()
 
     async def _serve(self, need: Any) -> Any:
         if isinstance(need, Approve):

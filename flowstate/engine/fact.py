@@ -97,11 +97,12 @@ def remember_plan(
 
 
 def _key_of(namespace: str, text: str, step: StepOutput, given: str | None) -> str:
-    """The stored idempotency key: the caller's, or one from everything the call says (so
-    the same fact sent again is the same call), hashed with the namespace."""
-    said = given if given is not None else json.dumps([text, step.model_dump(mode="json")])
-    kind = "given" if given is not None else "derived"
-    return hashlib.sha256(f"{namespace}\x00{kind}\x00{said}".encode()).hexdigest()
+    """The stored idempotency key: everything the call says (so the same fact sent again is
+    the same call) and the caller's key, which tells apart calls that say the same thing; a
+    blank key is none. Hashed with the namespace. The same key with another fact is another
+    call: it is stored, never answered with the first fact's result."""
+    said = json.dumps([text, step.model_dump(mode="json"), (given or "").strip()])
+    return hashlib.sha256(f"{namespace}\x00{said}".encode()).hexdigest()
 
 
 def _one_request(

@@ -22,7 +22,7 @@ from typing import Generic, TypeVar
 
 from flowstate.engine.handles import matches, refusal
 from flowstate.engine.session_core import SessionCore
-from flowstate.errors import RequestHeld, UsageError
+from flowstate.errors import RequestEnded, RequestHeld, UsageError
 from flowstate.store.codec import check_id
 from flowstate.store.holds import OpenRequest
 
@@ -44,7 +44,7 @@ class Lifetimes(Generic[S]):
         self._lock = threading.RLock()  # a server's sweep runs beside its calls
         self._open: dict[str, S] = {}
         self._used: dict[str, float] = {}
-        self._ended: OrderedDict[str, tuple[str, str | None]] = OrderedDict()
+        self._ended: OrderedDict[str, tuple[Ending, str, str | None]] = OrderedDict()
 
     def keep(self, session: S) -> S:
         with self._lock:
@@ -69,8 +69,8 @@ class Lifetimes(Generic[S]):
                 self._used[request_id] = self._clock()
                 return session
             ended = self._ended.get(request_id)
-            if ended is not None and matches(handle, ended[1]):
-                raise UsageError(f"request {request_id} {ended[0]}")
+            if ended is not None and matches(handle, ended[2]):
+                raise RequestEnded(f"request {request_id} {ended[1]}", ended[0].name.lower())
             return None
 
     def held_here(self, request_id: str) -> bool:
@@ -102,15 +102,22 @@ class Lifetimes(Generic[S]):
         """Stop keeping `request_id`, remembering how it ended for its client."""
         with self._lock:
             self._forget(request_id)
-            self._ended[request_id] = (how.value.format(idle=f"{idle_s:g} s"), handle_hash)
+            self._ended[request_id] = (how, how.value.format(idle=f"{idle_s:g} s"), handle_hash)
             while len(self._ended) > REMEMBERED_ENDS:
                 self._ended.popitem(last=False)
 
     def idle(self, idle_s: float) -> list[S]:
-        """The sessions nobody used for `idle_s` seconds or more (no longer kept)."""
+        """The sessions nobody used for `idle_s` seconds or more, by a lookup here or a call
+        of their own (no longer kept)."""
+        if isinstance(idle_s, bool) or not isinstance(idle_s, int | float) or not idle_s > 0:
+            raise UsageError(f"idle_s must be a positive number of seconds, not {idle_s!r}")
         with self._lock:
             now = self._clock()
-            gone = [s for rid, s in self._open.items() if now - self._used[rid] >= idle_s]
+            gone = [
+                s
+                for rid, s in self._open.items()
+                if now - max(self._used[rid], s.used_at) >= idle_s
+            ]
             for session in gone:
                 self._forget(session.request_id)
             return gone

@@ -64,6 +64,7 @@ class Session(SessionCore[Repository]):
     def __init__(self, agent: RequestPlans[Repository], active: ActiveState) -> None:
         """Holds the request (renewed in the background) until it is closed or left."""
         super().__init__(agent, active)
+        self._calls = threading.RLock()
         hold = RequestHold(agent.repo, active.request_id, agent.writer, agent.config.hold_seconds)
         self._hold: RequestHold | None = hold.__enter__()
         # Dropped without commit, discard or leaving its block: when it is collected its hold
@@ -182,12 +183,16 @@ class Session(SessionCore[Repository]):
         return self._run(self._discard())
 
     def _run(self, steps: Steps[T]) -> T:
-        """Perform `steps` on the sync driver; a request they closed lets its hold go."""
-        try:
-            return drive(steps, self._serve)
-        finally:
-            if self.closed:
-                self._release()
+        """Perform `steps` on the sync driver, one call at a time (a request is one sequence
+        of steps, whichever threads call it); a request they closed lets its hold go."""
+        with self._calls:
+            self.touch()
+            try:
+                return drive(steps, self._serve)
+            finally:
+                self.touch()
+                if self.closed:
+                    self._release()
 
     def _serve(self, need: Any) -> Any:
         if isinstance(need, Approve):

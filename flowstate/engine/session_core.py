@@ -10,6 +10,7 @@ request's hold and run the steps.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -147,6 +148,11 @@ class SessionCore(Generic[R]):
         # The writer whose request this session took over without its handle (an operator's
         # `resume`), or None.
         self.taken_over_from: str | None = None
+        self.used_at = time.monotonic()  # the start or end of its last call
+
+    def touch(self) -> None:
+        """Count now as this session's last use (a front door's `expire` spares it)."""
+        self.used_at = time.monotonic()
 
     @property
     def request_id(self) -> str:

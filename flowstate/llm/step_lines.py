@@ -43,8 +43,9 @@ _KEYWORD = re.compile(
     # a FINAL line.
     rf"(?:({_ALTERNATIVES})\b:?|(?i:({_ALTERNATIVES})):)[ \t]*"
 )
-_FENCE_LINE = re.compile(r"[ \t]*```[\w-]*[ \t]*$")
-_CLOSING_FENCE = re.compile(r"(?:\A|\n)[ \t]*```[\w-]*[ \t]*\Z")
+# A code fence line as Markdown writes one: three or more backticks or tildes, then an info
+# string (backtick fences: without a backtick), then the line's end (CR and any blank).
+_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})([^\n]*)")
 _IDS = re.compile(r"[^\s,;]+")
 _NAME = re.compile(r"[^\s{}]+")
 _SHOWN = 40  # characters of an unexpected line quoted back
@@ -97,7 +98,7 @@ def _items(text: str) -> list[_Item]:
         match = _KEYWORD.match(line)
         stop = end
         if match is None:
-            if _FENCE_LINE.match(line):
+            if _fence(line) is not None:
                 fences += 1
             elif line.strip() and items:
                 after = " after the step's closing fence" if fences and not fences % 2 else ""
@@ -132,6 +133,27 @@ def _payload(text: str, start: int, end: int, keyword: str, number: int) -> tupl
     return text[start:end].strip(), end
 
 
+@dataclass(frozen=True)
+class _Fence:
+    mark: str  # ``` or ~~~, as long as it was written
+    bare: bool  # no info string: it may close a block
+
+
+def _fence(text: str, pos: int = 0, end: int | None = None) -> _Fence | None:
+    """The fence text[pos:end] is, if the line is one."""
+    found = _FENCE.fullmatch(text, pos, len(text) if end is None else end)
+    if found is None:
+        return None
+    mark, info = found.group(1), found.group(2).strip()
+    if mark[0] == "`" and "`" in info:
+        return None  # inline code, not a fence
+    return _Fence(mark, not info)
+
+
+def _closes(opened: _Fence, fence: _Fence) -> bool:
+    return fence.bare and fence.mark[0] == opened.mark[0] and len(fence.mark) >= len(opened.mark)
+
+
 def _answer_end(text: str, end: int, *, wrapped: bool) -> int:
     """Where a FINAL answer whose first line ends at `end` ends: before the first later line,
     outside the answer's own code blocks, that is a keyword line in capitals and reads as
@@ -141,16 +163,21 @@ def _answer_end(text: str, end: int, *, wrapped: bool) -> int:
     # The answer's own fences come in pairs, so a wrapper's closing fence is the last of an
     # odd count.
     closing = _fence_lines(text, end) if wrapped else 0
-    last, pos, seen, inside = end, end + 1, 0, False
+    last, pos, seen = end, end + 1, 0
+    inside: _Fence | None = None  # the answer's own code block open here
     while pos <= len(text):
         line_end = text.find("\n", pos)
         line_end = len(text) if line_end < 0 else line_end
-        if _FENCE_LINE.match(text, pos, line_end):
+        fence = _fence(text, pos, line_end)
+        if fence is not None:
             seen += 1
-            if closing % 2 and seen == closing:
+            if inside is None and closing % 2 and seen == closing:
                 return last
-            inside = not inside
-        elif not inside and _reads_as_item(text, pos, line_end):
+            if inside is None:
+                inside = fence
+            elif _closes(inside, fence):
+                inside = None
+        elif inside is None and _reads_as_item(text, pos, line_end):
             return last
         last, pos = line_end, line_end + 1
     return last
@@ -162,7 +189,7 @@ def _fence_lines(text: str, end: int) -> int:
     while pos <= len(text):
         line_end = text.find("\n", pos)
         line_end = len(text) if line_end < 0 else line_end
-        count += _FENCE_LINE.match(text, pos, line_end) is not None
+        count += _fence(text, pos, line_end) is not None
         pos = line_end + 1
     return count
 
@@ -335,8 +362,12 @@ def _final_text(answer: str, wrapped: bool) -> str:
         return text  # the wrapper's closing fence already ended the answer
     # A closing fence left unpaired in the answer is the wrapper's; a code block of the
     # answer keeps its own.
-    fences = sum(1 for line in text.splitlines() if _FENCE_LINE.match(line))
-    return _CLOSING_FENCE.sub("", text).strip() if fences % 2 else text
+    lines = text.split("\n")
+    fences = [_fence(line) for line in lines]
+    last = fences[-1]
+    if sum(f is not None for f in fences) % 2 and last is not None and last.bare:
+        return "\n".join(lines[:-1]).strip()
+    return text
 
 
 def _step_data(items: list[_Item]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -363,6 +394,10 @@ def _step_data(items: list[_Item]) -> tuple[dict[str, Any], dict[str, str]]:
         elif item.keyword == "ACCESS":
             access += _IDS.findall(item.payload)
         elif item.keyword == "SUMMARY":
+            if summary is not None:
+                raise _Bad(
+                    f"{label}: a second SUMMARY (the first is on line {summary.line}): write one"
+                )
             summary = item
         else:
             if action is not None:

@@ -23,6 +23,7 @@ from flowstate.errors import (
     CommitUncertain,
     FlowStateError,
     NotFoundError,
+    RequestEnded,
     StoreError,
     UsageError,
 )
@@ -147,6 +148,8 @@ class MemoryTools:
                 "(within 10 minutes)."
             ) from e
         self._browse(fs).shown(result.states_added)  # shown to the model by this very reply
+        if len(result.states_added) != 1:  # never: a fact is one state, its request kept whole
+            raise UsageError(f"request {result.request_id} holds no single fact; remember again")
         [state_id] = result.states_added
         out = s.RememberOut(
             request_id=result.request_id,
@@ -217,6 +220,10 @@ class MemoryTools:
         fs = self.memory.get()
         try:
             fs.discard(args.request_id, args.handle)
+        except RequestEnded as e:  # idempotent, as annotated: a repeated discard finds it gone
+            return s.DiscardOut(request_id=args.request_id, discarded=True), (
+                f"{e}; nothing to discard again"
+            )
         except StoreError as e:
             raise UsageError(f"{e} Nothing was discarded: send it again shortly.") from e
         return s.DiscardOut(request_id=args.request_id, discarded=True), (

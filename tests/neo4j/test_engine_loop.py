@@ -242,6 +242,15 @@ def test_lines_after_final_are_stored_not_swallowed_into_the_answer(
     assert "r1.name [preference] User is Ana" in h.fs.index().text
 
 
+def test_keyword_lines_in_the_answers_code_block_stay_text(h: Harness, repo: Repository) -> None:
+    """A code block of the answer, however its fences are written, never acts on the
+    request: the state it names stays, the answer keeps the block."""
+    answer = "To drop it write:\r\n```\r\nREMOVE real\r\n```"
+    result, _ = h.run([step([add("real")]), "FINAL " + answer + "\r\n"])
+    assert result.answer == answer and result.states_added == ["r1.real"]
+    assert [s.id for s in repo.bundles()[0].states] == ["r1.real"]
+
+
 def test_a_tool_after_final_is_told_as_a_second_action(h: Harness, repo: Repository) -> None:
     result, model = h.run(["FINAL see below\nTOOL search {}", step(action=final("ok"))])
     assert "line 2 (TOOL): one action per step (a TOOL or a FINAL), not two" in user_prompt(

@@ -36,9 +36,14 @@ def test_another_key_or_another_fact_is_a_new_request(store: Store, repo: Reposi
     said_otherwise = fs.remember_fact(Fact("User's name is Ana", "environment", text="Ana here"))
     assert said_otherwise.request_id == "r3"
     keyed = fs.remember_fact(Fact("x", "environment", idempotency_key="k1"))
-    assert fs.remember_fact(Fact("y", "environment", idempotency_key="k1")) == keyed.__class__(
-        **{**vars(keyed), "already_committed": True, "calls": []}
-    )  # the key decides, as the host asked
+    assert fs.remember_fact(Fact("x", "environment", idempotency_key="k1")).already_committed
+    # Another fact under the same key is another call; a blank key is none.
+    other = fs.remember_fact(Fact("y", "environment", idempotency_key="k1"))
+    assert not other.already_committed and other.request_id != keyed.request_id
+    blank = fs.remember_fact(Fact("z", "environment", idempotency_key=" "))
+    assert fs.remember_fact(Fact("z", "environment", idempotency_key="")).already_committed
+    assert not fs.remember_fact(Fact("w", "environment", idempotency_key=" ")).already_committed
+    assert blank.states_added == [f"{blank.request_id}.z"]
 
 
 def test_a_forgotten_fact_is_stored_again(store: Store, repo: Repository) -> None:
@@ -46,6 +51,13 @@ def test_a_forgotten_fact_is_stored_again(store: Store, repo: Repository) -> Non
     fs.remember_fact(NAME)
     fs.forget("r1")
     assert fs.remember_fact(NAME).already_committed is False
+    [state] = fs.remember_fact(NAME).states_added  # stored once again
+    fs.forget(state)  # the state alone: its request stays, holding nothing
+    again = fs.remember_fact(NAME)
+    assert not again.already_committed and again.states_added == [
+        f"{again.request_id}.{state.split('.')[1]}"
+    ]
+    assert fs.search("Ana")[0].id == again.states_added[0]
 
 
 def test_memory_remember_retried_stores_once(store: Store, repo: Repository) -> None:

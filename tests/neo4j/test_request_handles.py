@@ -163,3 +163,25 @@ def test_a_hosts_guard_and_observation_are_its_own_inputs(
     result = session.commit("Booked", "Hotel booked")
     assert result.calls == [] and [d.approved for d in repo.bundles()[0].decisions] == [True, False]
     fs.close()
+
+
+def test_expire_spares_a_session_in_use_and_its_calls_take_turns(
+    store: Store, namespace: str, repo: Repository
+) -> None:
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    fs = FlowState(store, namespace)
+    busy = fs.begin("busy")
+    time.sleep(1.2)
+    busy.record([add("a")])  # used by a call of its own, never looked up again
+    assert fs.expire(idle_s=1) == []
+    with ThreadPoolExecutor(8) as pool:  # one request's calls, from many threads at once
+        done = list(pool.map(lambda n: busy.record([add(f"k{n}")]), range(8)))
+    assert all(d.applied for d in done)
+    assert len(busy.active.states) == 9
+    for bad in (0, -1, "10", None, True):
+        with pytest.raises(UsageError, match="idle_s must be a positive number"):
+            fs.expire(bad)  # type: ignore[arg-type]
+    assert [r.request_id for r in repo.open_requests()] == [busy.request_id]
+    fs.close()

@@ -82,6 +82,8 @@ def test_keyword_lines_after_final_are_items_of_the_step() -> None:
     [
         ("FINAL see below\nTOOL x {}", "line 2 (TOOL): one action per step"),
         ("FINAL a\nb\nFINAL c", "line 3 (FINAL): one action per step"),
+        ("SUMMARY s\nFINAL a\nSUMMARY: total 749 EUR", "line 3 (SUMMARY): a second SUMMARY "
+         "(the first is on line 1)"),
         ('ADD a decision "s" "c"\nFINAL x\nADD b mood "s" "c"', "line 3 (ADD): category"),
         ("```\nFINAL x\n```\nThanks!", "line 4: expected a line starting with one of ADD, "
          "UPDATE, REMOVE, ACCESS, TOOL, SUMMARY, FINAL after the step's closing fence, got "
@@ -96,6 +98,11 @@ def test_what_follows_final_is_never_lost(text: str, error: str) -> None:
 @pytest.mark.parametrize(
     "answer",
     [
+        "To drop it write:\r\n```\r\nREMOVE real\r\n```",  # CRLF fences
+        "To drop it:\n``` text\nREMOVE real\n```",  # an info string with a space
+        'x\n```\u00a0\nUPDATE real "Hacked" "c"\n```',  # a no-break space after it
+        "x\n~~~\nREMOVE real\n~~~",  # tildes
+        "x\n````\n```python\nREMOVE real\n```\n````",  # a fence inside a longer one
         "Steps:\nREMOVE the lid\nADD 2 cups of flour",  # capitals that do not read as items
         'Script:\n```\nADD a decision "s" "c"\nTOOL x {}\n```',  # inside its code block
         "Summary:\nSUMMARY",  # an empty SUMMARY is no line of the step

@@ -153,6 +153,7 @@ def extract_json(text: str, prefer: frozenset[str] = frozenset()) -> Any:
     candidates = fenced or _candidates(text)
     first_error: _NotJSON | None = None
     first: dict[str, Any] | None = None
+    found: tuple[int, dict[str, Any]] | None = None
     for start, body in candidates:
         try:
             value = _load_object(text, start, body)
@@ -160,8 +161,18 @@ def extract_json(text: str, prefer: frozenset[str] = frozenset()) -> Any:
             first_error = first_error or e
             continue
         if not prefer or prefer & set(value):
-            return value
+            if found is not None:  # a second step object: one of the two would be dropped
+                raise _NotJSON(
+                    f"the reply has two JSON step objects (at chars {found[0]} and {start}): "
+                    "send one"
+                )
+            found = (start, value)
+            if not prefer:
+                break
+            continue
         first = value if first is None else first
+    if found is not None:
+        return found[1]
     if first is not None and first_error is None:
         return first  # a broken object beside it was more likely the step: say why it broke
     raise first_error or _NotJSON("no JSON object found: reply with one JSON object")
@@ -213,8 +224,23 @@ def _bounded_int(token: str) -> int:
     return int(token)
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are each written once: a key written twice would silently keep
+    only its last value (a step's first `delta`, a tool's first argument)."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _NotJSON(f"not valid JSON: the key {key[:60]!r} is written twice in one object")
+        seen.add(key)
+    return dict(pairs)
+
+
 _DECODER = json.JSONDecoder(
-    strict=False, parse_constant=_not_a_number, parse_float=_finite_float, parse_int=_bounded_int
+    strict=False,
+    parse_constant=_not_a_number,
+    parse_float=_finite_float,
+    parse_int=_bounded_int,
+    object_pairs_hook=_unique_keys,
 )
 
 

@@ -201,3 +201,21 @@ def test_many_errors_are_capped() -> None:
 def test_module_doctests() -> None:
     result = doctest.testmod(flowstate.llm.parsing)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ('{"delta": [], "delta": [{"op": "remove", "key": "a"}]}', "the key 'delta' is written "
+         "twice in one object"),
+        ('{"action": {"type": "tool", "name": "t", "arguments": {"a": 1, "a": 2}}}',
+         "the key 'a' is written twice"),
+        ('{"access": ["r1"]}\n{"delta": [{"op": "remove", "key": "a"}]}',
+         "the reply has two JSON step objects (at chars 0 and 19): send one"),
+        ('```json\n{"access": ["r1"]}\n```\n```json\n{"action": null}\n```',
+         "the reply has two JSON step objects"),
+    ],
+)  # fmt: skip
+def test_nothing_of_a_json_reply_is_dropped(text: str, error: str) -> None:
+    parsed = parse_step(text, StepOutput)
+    assert parsed.value is None and parsed.error is not None and error in parsed.error

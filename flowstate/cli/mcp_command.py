@@ -8,6 +8,7 @@ import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
 
 import click
 
@@ -139,7 +140,7 @@ def host_config(namespace: str, flags: list[str], database: Neo4jSettings) -> st
     host's server writes where this shell's commands do; a password is never printed."""
     command = shutil.which("flowstate") or sys.argv[0]
     command = str(Path(command).resolve())
-    env = {"FLOWSTATE_NEO4J_URI": database.uri}
+    env = {"FLOWSTATE_NEO4J_URI": without_password(database.uri)}
     for name in ("user", "database"):
         if name in database.model_fields_set:
             env[f"FLOWSTATE_NEO4J_{name.upper()}"] = getattr(database, name)
@@ -167,4 +168,19 @@ def host_config_notes(database: Neo4jSettings) -> list[str]:
         notes.append(
             "FLOWSTATE_NEO4J_PASSWORD is set but not printed: add it to the block's env yourself."
         )
+    if without_password(database.uri) != database.uri:
+        notes.append(
+            "FLOWSTATE_NEO4J_URI carries a password, left out of the block: add it to the "
+            "block's env yourself (FLOWSTATE_NEO4J_PASSWORD)."
+        )
     return notes
+
+
+def without_password(uri: str) -> str:
+    """`uri` with any password in its user part left out (`bolt://bob@host`)."""
+    parts = urlsplit(uri)
+    if parts.password is None:
+        return uri
+    host = parts.netloc.rpartition("@")[2]
+    user = f"{parts.username}@" if parts.username else ""
+    return urlunsplit(parts._replace(netloc=user + host))

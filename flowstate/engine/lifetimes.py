@@ -58,6 +58,8 @@ class Lifetimes(Generic[S]):
         it is not); None when this front door does not hold it (pick it up from its draft).
         A request that ended here is told so to its own client."""
         check_id("request", request_id)
+        if not isinstance(handle, str) or not handle:  # never the operator's take-over
+            raise refusal(request_id)
         with self._lock:
             session = self._open.get(request_id)
             if session is not None and not session.held:

@@ -151,6 +151,10 @@ def extract_json(text: str, prefer: frozenset[str] = frozenset()) -> Any:
         raise _NotJSON("empty reply: expected one JSON object")
     fenced = _fenced(text)
     candidates = fenced or _candidates(text)
+    if fenced and prefer:
+        # A step object outside the fences too: both are weighed, so neither is dropped.
+        starts = {start for start, _ in fenced}
+        candidates = sorted([*fenced, *((a, b) for a, b in _candidates(text) if a not in starts)])
     first_error: _NotJSON | None = None
     first: dict[str, Any] | None = None
     found: tuple[int, dict[str, Any]] | None = None

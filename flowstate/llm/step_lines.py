@@ -37,8 +37,11 @@ from flowstate.models.vocab import RelationType
 
 KEYWORDS = ("ADD", "UPDATE", "REMOVE", "ACCESS", "TOOL", "SUMMARY", "FINAL")
 _ALTERNATIVES = "|".join(KEYWORDS)
+# Blanks before a keyword, as providers send them: any space (a no-break one too) and the
+# invisible zero-width ones and a byte order mark, never a line break.
+_LEAD = r"(?:[^\S\n]|[\u200b-\u200d\u2060\ufeff])*"
 _KEYWORD = re.compile(
-    r"[ \t]*(?:(?:[-*]|\d{1,3}[.)])[ \t]*)?"  # a bullet or a list number, as models write them
+    rf"{_LEAD}(?:(?:[-*]|\d{{1,3}}[.)])[ \t]*)?"  # a bullet or a list number, as models write them
     # In capitals, or in any case with a colon: prose such as "Final step: book it" is not
     # a FINAL line.
     rf"(?:({_ALTERNATIVES})\b:?|(?i:({_ALTERNATIVES})):)[ \t]*"
@@ -363,10 +366,13 @@ def _final_text(answer: str, wrapped: bool) -> str:
     # A closing fence left unpaired in the answer is the wrapper's; a code block of the
     # answer keeps its own.
     lines = text.split("\n")
-    fences = [_fence(line) for line in lines]
-    last = fences[-1]
-    if sum(f is not None for f in fences) % 2 and last is not None and last.bare:
-        return "\n".join(lines[:-1]).strip()
+    inside: _Fence | None = None  # the block open after each line, fences paired as Markdown
+    for line in lines:
+        fence = _fence(line)
+        if fence is not None:
+            inside = fence if inside is None else (None if _closes(inside, fence) else inside)
+    if inside is not None and inside.bare and _fence(lines[-1]) == inside:
+        return "\n".join(lines[:-1]).strip()  # a bare fence left open on the last line
     return text
 
 

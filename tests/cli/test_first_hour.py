@@ -270,6 +270,14 @@ def test_print_config_writes_the_configured_server_and_never_a_password() -> Non
     assert server["args"] == ["mcp", "--namespace", "trips"]
     assert "s3cret-pw" not in json.dumps(server) + said
     assert "FLOWSTATE_NEO4J_PASSWORD is set but not printed" in said
+    in_uri, said = _config(
+        {
+            "FLOWSTATE_NEO4J_URI": "bolt://bob:hunter2@127.0.0.1:7687",
+            "FLOWSTATE_NEO4J_PASSWORD": None,
+        }
+    )
+    assert in_uri["env"]["FLOWSTATE_NEO4J_URI"] == "bolt://bob@127.0.0.1:7687"
+    assert "hunter2" not in json.dumps(in_uri) + said and "carries a password" in said
     default, said = _config({"FLOWSTATE_NEO4J_URI": None, "FLOWSTATE_NEO4J_PASSWORD": None})
     assert default["env"] == {"FLOWSTATE_NEO4J_URI": "bolt://127.0.0.1:7687"}
     assert said.startswith(f"{UNCONFIGURED}: the block names bolt://127.0.0.1:7687")

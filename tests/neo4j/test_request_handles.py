@@ -26,9 +26,9 @@ def test_only_the_handle_opens_a_request_and_a_refusal_changes_nothing(
     assert session.handle is not None and session.handle.startswith("fsh_")
     session.record([add("plan", "decision")])
     before = repo.open_request(session.request_id)
-    for wrong in ("", "fsh_guess", session.handle[:-1], session.handle + "x"):
+    for wrong in ("", None, "fsh_guess", session.handle[:-1], session.handle + "x"):
         with pytest.raises(WrongHandle, match="not open to this handle"):
-            fs.session(session.request_id, wrong)
+            fs.session(session.request_id, wrong)  # type: ignore[arg-type]
         with pytest.raises(WrongHandle):
             fs.discard(session.request_id, handle=wrong or "x")
     with pytest.raises(RequestHeld, match="a session of this process holds it"):
@@ -63,8 +63,9 @@ def test_another_front_door_picks_a_request_up_by_its_handle(
     assert handle is not None
     first.close()  # the server stops: its hold lapses, the draft stays
     second = FlowState(store, namespace)
-    with pytest.raises(WrongHandle):
-        second.session(rid, "fsh_guess")
+    for wrong in ("fsh_guess", "", None):  # none is no operator's take-over either
+        with pytest.raises(WrongHandle):
+            second.session(rid, wrong)  # type: ignore[arg-type]
     picked = second.session(rid, handle)
     assert "r1.budget" in picked.active.revealed and picked.handle == handle
     picked.record([add("plan", "decision")])

@@ -4,6 +4,7 @@ be, every mistake is named by its line, and hostile replies are bounded like JSO
 from __future__ import annotations
 
 import doctest
+import json
 
 import pytest
 from hypothesis import given
@@ -400,3 +401,33 @@ def test_any_step_survives_writing_and_reading(delta, access, action) -> None:  
 def test_module_examples() -> None:
     result = doctest.testmod(flowstate.llm.step_lines)
     assert result.attempted > 0 and result.failed == 0
+
+
+def _adding(key: str) -> str:
+    op = {"op": "add", "key": key, "category": "decision", "summary": "s", "content": "c"}
+    return json.dumps({"delta": [op]})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"Here: {_adding('a')}\n```json\n{_adding('b')}\n```",
+        f"```json\n{_adding('a')}\n```\nAlso: {_adding('b')}",
+    ],
+)
+def test_a_step_object_outside_the_fence_is_weighed_too(text: str) -> None:
+    parsed = parse_step_reply(text)
+    assert parsed.error is not None and "two JSON step objects" in parsed.error
+
+
+@pytest.mark.parametrize("lead", ["\u200b", "\ufeff", "\u00a0", "\u2060 "])
+def test_an_invisible_lead_does_not_hide_a_keyword_line(lead: str) -> None:
+    reply = f'{lead}ADD a decision "s" "c"\n{lead}ADD b decision "s" "c"\nFINAL ok'
+    out = parse_step_reply(reply).value
+    assert out is not None and [op.key for op in out.delta] == ["a", "b"]
+
+
+def test_an_answer_keeps_a_longer_fence_around_a_shorter_one() -> None:
+    out = parse_lines('FINAL here:\n````\n```\n````\nADD b decision "s" "c"').value
+    assert out is not None and out.action.answer == "here:\n````\n```\n````"  # type: ignore[union-attr]
+    assert [op.key for op in out.delta] == ["b"]

@@ -472,17 +472,10 @@ def test_over_one_http_server_a_host_cannot_touch_another_hosts_request(
     """Two hosts on one shared server: B knows A's request id (ids are sequential) but not its
     handle, so it can neither write, read, commit nor discard it; A's request is unchanged."""
     first_requests(store, repo.namespace)
-    headers = {"Authorization": f"Bearer {TOKEN}"}
-
-    async def host(stack: AsyncExitStack) -> Any:
-        read, write, *_ = await stack.enter_async_context(_http_client(http_server, headers))
-        session = await stack.enter_async_context(ClientSession(read, write))
-        await session.initialize()
-        return session
 
     async def run() -> dict[str, Any]:
         async with AsyncExitStack() as stack:
-            a, b = await host(stack), await host(stack)
+            a, b = await _http_host(stack, http_server), await _http_host(stack, http_server)
             begun = await ok(a, "memory_begin", text="Book a hotel in Lisbon")
             mine = {"request_id": begun["request_id"], "handle": begun["handle"]}
             await ok(a, "memory_reveal", **mine, ids=["r1.budget"])
@@ -532,17 +525,10 @@ def test_over_one_http_server_each_host_reads_what_it_was_shown(
     s.observe("search_hotels", {"city": "Lisbon"}, "Casa Azul, 120 EUR")
     s.record([add("hotel", "decision") | {"evidence": ["r2.o1"]}])
     s.commit("Casa Azul", "Hotel")
-    headers = {"Authorization": f"Bearer {TOKEN}"}
-
-    async def host(stack: AsyncExitStack) -> Any:
-        read, write, *_ = await stack.enter_async_context(_http_client(http_server, headers))
-        session = await stack.enter_async_context(ClientSession(read, write))
-        await session.initialize()
-        return session
 
     async def run() -> tuple[Any, Any, Any]:
         async with AsyncExitStack() as stack:
-            a, b = await host(stack), await host(stack)
+            a, b = await _http_host(stack, http_server), await _http_host(stack, http_server)
             await ok(a, "memory_reveal", ids=["r2.hotel"])  # its evidence r2.o1 shown to A
             opened = await call(a, "memory_reveal", ids=["r2.o1"])
             refused = await call(b, "memory_reveal", ids=["r2.o1"])
@@ -553,3 +539,12 @@ def test_over_one_http_server_each_host_reads_what_it_was_shown(
     assert not opened.error and opened.data["observations"][0]["id"] == "r2.o1"
     assert refused.error and "r2.o1: unknown id" in refused.text
     assert not later.error  # once shown to B itself
+
+
+async def _http_host(stack: AsyncExitStack, url: str) -> Any:
+    """A client session of the server at `url`, with the token, kept open by `stack`."""
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    read, write, *_ = await stack.enter_async_context(_http_client(url, headers))
+    session = await stack.enter_async_context(ClientSession(read, write))
+    await session.initialize()
+    return session

@@ -12,5 +12,11 @@ CALL (expired) {
   WITH d, collect(s.id) AS gone
   SET d.cites = [c IN d.cites WHERE NOT c IN gone]
 }
+// Their requests' idempotency keys are hashes of what the facts said: they go too.
+CALL (expired) {
+  UNWIND expired AS s
+  MATCH (r:Request {namespace: $namespace, id: s.request_id})
+  REMOVE r.idempotency_key
+}
 FOREACH (s IN expired | DETACH DELETE s)
 RETURN expired_ids AS ids

@@ -1,11 +1,16 @@
 // Forget one state and all its relationships (its observations stay with the request). The
 // decisions that cited it keep their record but drop its id from `cites`, so no property of
-// the namespace names it any more.
+// the namespace names it any more, and its request loses its idempotency key.
 // $namespace: str; $id: str
 MATCH (s:State {namespace: $namespace, id: $id})
 CALL (s) {
   MATCH (d:ActionDecision {namespace: $namespace})-[:CITES]->(s)
   SET d.cites = [c IN d.cites WHERE c <> s.id]
+}
+// Its request's idempotency key is a hash of what the fact said: it goes too.
+CALL (s) {
+  MATCH (r:Request {namespace: $namespace, id: s.request_id})
+  REMOVE r.idempotency_key
 }
 DETACH DELETE s
 RETURN count(*) AS forgotten

@@ -53,6 +53,8 @@ def test_a_forgotten_fact_is_stored_again(store: Store, repo: Repository) -> Non
     assert fs.remember_fact(NAME).already_committed is False
     [state] = fs.remember_fact(NAME).states_added  # stored once again
     fs.forget(state)  # the state alone: its request stays, holding nothing
+    request = fs.repository.get_request(state.split(".")[0])
+    assert request.idempotency_key is None  # a hash of what the fact said goes with it
     again = fs.remember_fact(NAME)
     assert not again.already_committed and again.states_added == [
         f"{again.request_id}.{state.split('.')[1]}"

@@ -119,7 +119,10 @@ class Agent(AgentCore[Repository]):
             with contextlib.suppress(FlowStateError):
                 self.repo.run(self.ops.discard_draft(rid, owner=self.writer))
             raise
-        self.refresh_index(command.bundle.relations)
+        # Committed: the result stands. A failed refresh of the cached index is made good at
+        # the next request's start (it reads every commit since the stamp it holds).
+        with contextlib.suppress(StoreError):
+            self.refresh_index(command.bundle.relations)
         return command.result
 
     def _perform(self, command: Command, driver: StepDriver) -> Any:

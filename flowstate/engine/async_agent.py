@@ -81,7 +81,10 @@ class AsyncAgent(AgentCore[AsyncRepository]):
             with contextlib.suppress(FlowStateError):
                 await self.repo.run(self.ops.discard_draft(rid, owner=self.writer))
             raise
-        await self.refresh_index(command.bundle.relations)
+        # Committed: the result stands. A failed refresh of the cached index is made good at
+        # the next request's start (it reads every commit since the stamp it holds).
+        with contextlib.suppress(StoreError):
+            await self.refresh_index(command.bundle.relations)
         return command.result
 
     async def _perform(self, command: Command, driver: StepDriver) -> Any:

@@ -225,3 +225,24 @@ def test_a_request_another_writer_discarded_meanwhile_is_not_resumed_from_memory
     with pytest.raises(UsageError, match="r1 was discarded or finished by another writer"):
         agent.resume()
     assert repo.history() == [] and repo.open_requests() == []
+
+
+def test_a_run_whose_commit_landed_returns_its_result_when_neo4j_goes_after_it(
+    wire: Wire, namespace: str, repo: Repository
+) -> None:
+    """The index refresh that follows a commit fails: the request is committed, so the run
+    returns its result (never an error a caller would retry, running the request twice)."""
+    from flowstate.store.catalog import Q, query
+
+    stamp = query(Q.NAMESPACE_STAMP)
+    agent, _ = wire.harness(namespace).agent(
+        [step([add(f"fact{n}")], action=final("ok", f"fact {n}")) for n in range(3)]
+    )
+    agent.run("the first")
+    before = wire.proxy.ran(stamp)
+    agent.run("the second")  # as the third will run: its last stamp read follows the commit
+    reads = wire.proxy.ran(stamp) - before
+    with wire.proxy.cut(stamp, nth=reads):
+        result = agent.run("the third")
+    assert (result.request_id, result.answer) == ("r3", "ok")
+    assert [r.id for r in repo.history()] == ["r1", "r2", "r3"]

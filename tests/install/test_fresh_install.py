@@ -52,7 +52,9 @@ def test_the_mcp_extra_alone_serves_memory_without_litellm(
         params = StdioServerParameters(command=flowstate, args=["mcp", "-N", namespace], env=env)
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
-            fact = await session.call_tool("memory_remember", {"summary": "Likes green tea"})
+            fact = await session.call_tool(
+                "memory_remember", {"summary": "Likes green tea", "category": "preference"}
+            )
             found = await session.call_tool("memory_search", {"query": "green tea"})
             return (
                 fact.model_dump(by_alias=True)["structuredContent"],

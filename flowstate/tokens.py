@@ -113,7 +113,8 @@ def count_messages(messages: Iterable[Mapping[str, Any]], model: str | None = No
     for message in messages:
         total += TOKENS_PER_MESSAGE
         for key, value in message.items():
-            total += count_tokens(_text_of(value), model)
+            text = _text_of(value) if key == "content" else _field_text(value)
+            total += count_tokens(text, model)
             if key == "name":
                 total += TOKENS_PER_NAME
     return total
@@ -142,6 +143,14 @@ def count_request(
 
 def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _field_text(value: Any) -> str:
+    """A message field other than its content (role, name, tool_calls, tool_call_id) as
+    sent: strings as they are, structures (an assistant's tool calls) as compact JSON."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else compact_json(value)
 
 
 def _text_of(value: Any) -> str:

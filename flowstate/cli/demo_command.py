@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
 import click
@@ -63,34 +62,19 @@ def demo(namespace: str, reset: bool, model: str | None, as_json: bool) -> None:
         ) from e
 
     from flowstate.api import FlowState
-    from flowstate.demo.plain_script import plain_policy
-    from flowstate.demo.runner import run_demo
-    from flowstate.demo.scenario import REQUESTS, ScriptedPlanner
+    from flowstate.demo.runner import run_demo, run_scripted_demo
+    from flowstate.demo.scenario import REQUESTS
     from flowstate.llm.client import LiteLLMClient
-    from flowstate.llm.scripted import ScriptedModel
 
     console = Console(stderr=True, quiet=as_json)
-    # The scripted models are served only while this command runs: their names are then free.
-    planner = ScriptedPlanner()
-    scripts: list[ScriptedModel] = []
-    if model:
-        client, plain_model = LiteLLMClient(model), model
-    else:
-        scripts = [
-            ScriptedModel.policy("flowstate-demo", planner),
-            ScriptedModel.policy("flowstate-demo-plain", plain_policy),
-        ]
-        client, plain_model = scripts[0].client(), scripts[1].model
-    with ExitStack() as served:
-        for script in scripts:
-            served.enter_context(script)
-        fs = served.enter_context(open_memory(namespace))
+    with open_memory(namespace) as opened:
+        fs = opened
         if reset and fs.history():
             fs.forget_all()
             console.print(f"Emptied namespace [bold]{namespace}[/].")
         elif fs.history():
             # The figures compare the same thing at every run: a fresh namespace's.
-            fs = served.enter_context(FlowState(fs.store, _fresh_namespace(fs)))
+            fs = FlowState(opened.store, _fresh_namespace(opened))
             console.print(
                 f"Namespace {namespace} already holds requests; this run uses the empty "
                 f"namespace [bold]{fs.namespace}[/] (--reset empties {namespace} instead)."
@@ -108,15 +92,15 @@ def demo(namespace: str, reset: bool, model: str | None, as_json: bool) -> None:
                     f"request {current['n']}/{len(REQUESTS)}, step {active.step}: {last[:70]}"
                 )
 
-            report = run_demo(
-                fs,
-                client,
-                plain_model,
-                on_request=on_request,
-                on_step=on_step,
-                on_done=lambda row: console.print(_progress_line(row)),
-                used=lambda request_id: planner.used.get(request_id, set()),
-            )
+            shown = {
+                "on_request": on_request,
+                "on_step": on_step,
+                "on_done": lambda row: console.print(_progress_line(row)),
+            }
+            if model:  # both agents on the real model
+                report = run_demo(fs, LiteLLMClient(model), model, **shown)
+            else:
+                report = run_scripted_demo(fs, **shown)
     if as_json:
         emit(
             report.as_dict() | {"browser_query": BROWSER_QUERY.format(ns=report.namespace)},

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from flowstate.api import FlowState
 from flowstate.demo.plain import PlainAgent
@@ -207,3 +208,24 @@ def _prefetched(transcript: Transcript) -> list[str]:
         return sorted(parse(transcript.calls[0].sent.messages).revealed)
     except ValueError:  # a prompt the demo's reader does not know (a processor rewrote it)
         return []
+
+
+def run_scripted_demo(fs: FlowState, name: str = "flowstate-demo", **kwargs: Any) -> DemoReport:
+    """The demo with its scripted models, served under `name` and `name`-plain while it runs
+    (other keyword arguments go to `run_demo`)."""
+    from flowstate.demo.plain_script import plain_policy
+    from flowstate.demo.scenario import ScriptedPlanner
+    from flowstate.llm.scripted import ScriptedModel
+
+    planner = ScriptedPlanner()
+    with (
+        ScriptedModel.policy(name, planner) as model,
+        ScriptedModel.policy(f"{name}-plain", plain_policy) as plain,
+    ):
+        return run_demo(
+            fs,
+            model.client(),
+            plain.model,
+            used=lambda request_id: planner.used.get(request_id, set()),
+            **kwargs,
+        )

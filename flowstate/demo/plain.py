@@ -104,18 +104,9 @@ class PlainAgent:
 
 
 def _written(content: str | None, calls: list[Any], model: str) -> int:
-    """Completion tokens of a reply whose provider did not say: its text and its calls
-    (names and arguments)."""
-    said = [{"name": c.function.name, "arguments": _arguments(c)} for c in calls]
-    return count_tokens(content or "", model) + (
-        count_tokens(json.dumps(said, ensure_ascii=False, separators=(",", ":")), model)
-        if said
-        else 0
+    """Completion tokens of a reply whose provider did not say: its text, and each call's
+    name and arguments."""
+    return count_tokens(content or "", model) + sum(
+        count_tokens(c.function.name, model) + count_tokens(c.function.arguments or "", model)
+        for c in calls
     )
-
-
-def _arguments(call: Any) -> Any:
-    try:
-        return json.loads(call.function.arguments or "{}")
-    except ValueError:
-        return call.function.arguments

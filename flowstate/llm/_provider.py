@@ -52,7 +52,11 @@ class ScriptedProvider(litellm.CustomLLM):
                 for n, (name, arguments) in enumerate(text.calls, start=1)
             ]
             response.choices[0].finish_reason = "tool_calls"
-            completion = count_tokens(text.as_json())
+            # What a provider bills of a call it writes: the name and the arguments.
+            completion = sum(
+                count_tokens(name) + count_tokens(json.dumps(arguments))
+                for name, arguments in text.calls
+            )
         else:
             message.content = text
             response.choices[0].finish_reason = "stop"

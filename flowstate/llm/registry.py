@@ -32,7 +32,7 @@ class ToolCalls:
     calls: tuple[tuple[str, dict[str, Any]], ...]
 
     def as_json(self) -> str:
-        """The calls as the model wrote them (names and arguments): what its reply costs."""
+        """The calls as the model wrote them, names and arguments (for the record)."""
         return json.dumps(
             [{"name": n, "arguments": a} for n, a in self.calls],
             ensure_ascii=False,

@@ -92,15 +92,22 @@ def demo(namespace: str, reset: bool, model: str | None, as_json: bool) -> None:
                     f"request {current['n']}/{len(REQUESTS)}, step {active.step}: {last[:70]}"
                 )
 
-            shown = {
-                "on_request": on_request,
-                "on_step": on_step,
-                "on_done": lambda row: console.print(_progress_line(row)),
-            }
+            def on_done(row: RequestRow) -> None:
+                console.print(_progress_line(row))
+
             if model:  # both agents on the real model
-                report = run_demo(fs, LiteLLMClient(model), model, **shown)
+                report = run_demo(
+                    fs, LiteLLMClient(model), model, on_request, on_done, on_step=on_step
+                )
             else:
-                report = run_scripted_demo(fs, **shown)
+                report = run_scripted_demo(
+                    fs, on_request=on_request, on_done=on_done, on_step=on_step
+                )
+    if model and not as_json:  # a real model: did it follow the protocol at each call?
+        for row in report.rows:
+            for n, said in enumerate(row.protocol, start=1):
+                mark = "followed the protocol" if said == "ok" else f"did not: {said}"
+                console.print(f"{row.request_id} call {n}: {mark}", markup=False)
     if as_json:
         emit(
             report.as_dict() | {"browser_query": BROWSER_QUERY.format(ns=report.namespace)},
@@ -173,6 +180,20 @@ def _print_report(console: Console, report: DemoReport) -> None:
             f"FlowState costs more than the plain agent on {', '.join(dearer)}: memory has "
             "little to save before the history grows, and writing it costs output tokens."
         )
+    totals = report.as_dict()["totals"]
+    console.print(
+        "With a provider's prompt cache (a repeated prefix of at least 1,024 tokens, in "
+        "128-token steps) FlowState is billed "
+        f"{totals['ratio_cached_at_10%']:.2f}x the plain agent's tokens with cached input at "
+        f"10% of the price, {totals['ratio_cached_at_50%']:.2f}x at 50%: the plain agent's "
+        "growing history is one long prefix a cache serves."
+    )
+    for model, cost in totals["cost_usd"].items():
+        if cost["flowstate"] is not None and cost["plain"] is not None:
+            console.print(
+                f"At {model}'s list prices (no cache): FlowState ${cost['flowstate']:.4f}, "
+                f"the plain agent ${cost['plain']:.4f}."
+            )
     verdict = "less" if report.ratio < 1 else "more"
     console.print(
         f"Over the demo FlowState is billed {report.ratio:.2f}x the plain agent's tokens "

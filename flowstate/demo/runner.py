@@ -18,10 +18,11 @@ from flowstate.demo.plain import PlainAgent
 from flowstate.demo.scenario import REQUESTS
 from flowstate.demo.tools import TripDesk
 from flowstate.demo.view import parse
-from flowstate.engine.prompt_costs import PARTS, prefix_shares, total_parts
+from flowstate.engine.prompt import REJECTIONS
+from flowstate.engine.prompt_costs import PARTS, cached_per_call, prefix_shares, total_parts
 from flowstate.engine.step import AgentConfig, Approval
 from flowstate.engine.transcript import Transcript
-from flowstate.llm.client import ModelClient
+from flowstate.llm.client import ModelClient, Sent
 from flowstate.models.active import ActiveState
 
 
@@ -32,16 +33,22 @@ class Bill:
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0  # of the prompt, what a provider's cache would serve
 
     @property
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    def cached_at(self, rate: float) -> float:
+        """The bill in tokens with cached input read at `rate` of the price (0.1: 10%)."""
+        return self.tokens - self.cached_tokens * (1 - rate)
 
     def __add__(self, other: Bill) -> Bill:
         return Bill(
             self.calls + other.calls,
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
+            self.cached_tokens + other.cached_tokens,
         )
 
 
@@ -61,6 +68,8 @@ class RequestRow:
     prefetched: list[str]  # past states opened before the first call
     used: list[str]  # past states whose content the scripted planner read
     parts: dict[str, int]  # FlowState's prompt tokens by part, summed over its calls
+    # Per FlowState call, "ok" when the model followed the protocol, else what went wrong.
+    protocol: list[str] = field(default_factory=list)
 
     @property
     def ratio(self) -> float:
@@ -116,6 +125,8 @@ class DemoReport:
                 "prompt_tokens": b.prompt_tokens,
                 "completion_tokens": b.completion_tokens,
                 "tokens": b.tokens,
+                "cached_tokens": b.cached_tokens,
+                **{f"tokens_cached_at_{r:.0%}": round(b.cached_at(r)) for r in CACHE_RATES},
             }
 
         return {
@@ -129,13 +140,47 @@ class DemoReport:
                 "flowstate": bill(self.flowstate),
                 "plain": bill(self.plain),
                 "ratio": round(self.ratio, 4),
+                **{
+                    f"ratio_cached_at_{r:.0%}": round(
+                        self.flowstate.cached_at(r) / self.plain.cached_at(r), 4
+                    )
+                    for r in CACHE_RATES
+                    if self.plain.tokens
+                },
                 "first_request_ratio": round(self.first_request_ratio, 4),
+                "cost_usd": {
+                    model: {
+                        "flowstate": price(model, self.flowstate),
+                        "plain": price(model, self.plain),
+                    }
+                    for model in PRICED_AS
+                },
                 "waits": sum(r.waits for r in self.rows),
                 "prefetch": self.prefetch,
                 "prefix_share": round(self.prefix_share, 4),
                 "parts": self.parts,
             },
         }
+
+
+CACHE_RATES = (0.1, 0.5)  # cached input at 10% and 50% of the input price
+PRICED_AS = ("gpt-4o-mini", "gpt-4o")  # a small and a large model of litellm's price map
+
+
+def price(model: str, bill: Bill) -> float | None:
+    """What `bill` costs in USD at `model`'s list prices in litellm's map, without caching
+    (None when litellm does not price the model)."""
+    from flowstate.llm import load_litellm
+
+    try:
+        prompt, completion = load_litellm().cost_per_token(
+            model=model,
+            prompt_tokens=bill.prompt_tokens,
+            completion_tokens=bill.completion_tokens,
+        )
+    except Exception:
+        return None
+    return round(float(prompt) + float(completion), 6)
 
 
 def auto_approve(asked: Approval) -> bool:
@@ -163,15 +208,17 @@ def run_demo(
     counted_as = getattr(model, "model", None)
     plain = PlainAgent(plain_model, TripDesk().tools())
     rows: list[RequestRow] = []
-    sent_calls = []
+    sent_calls: list[Sent] = []
+    plain_calls: list[Sent] = []
     for n, text in enumerate(REQUESTS, start=1):
         on_request(n, text)
         transcript.clear()
         result = agent.run(text)
         calls = transcript.calls
-        sent_calls += [c.sent for c in calls]
+        cached = _cached(sent_calls, [c.sent for c in calls], counted_as)
         steps = [c.completion.value for c in calls]
         other = plain.run(text)
+        plain_cached = _cached(plain_calls, other.sent, counted_as)
         rows.append(
             row := RequestRow(
                 request_id=result.request_id,
@@ -186,18 +233,44 @@ def run_demo(
                     len(calls),
                     sum(c.sent.tokens(counted_as) for c in calls),
                     sum(c.completion.usage.completion_tokens for c in calls),
+                    cached,
                 ),
-                plain=Bill(other.calls, sum(other.prompt_tokens), sum(other.completion_tokens)),
+                plain=Bill(
+                    other.calls,
+                    sum(other.prompt_tokens),
+                    sum(other.completion_tokens),
+                    plain_cached,
+                ),
                 plain_answer=other.answer,
                 prefetched=_prefetched(transcript),
                 used=sorted(used(result.request_id)),
                 parts=total_parts(((c.prompt, c.sent) for c in calls), counted_as),
+                protocol=_followed(transcript),
             )
         )
         on_done(row)
     shares = prefix_shares(sent_calls, counted_as)
     mean_share = sum(shares) / len(shares) if shares else 0.0
     return DemoReport(fs.namespace, getattr(model, "model", "?"), rows, mean_share)
+
+
+def _cached(earlier: list[Sent], new: list[Sent], model: str | None) -> int:
+    """Tokens of the `new` calls a provider's cache would serve, each call following the one
+    before it (the last of `earlier` first); `new` joins `earlier`."""
+    served = cached_per_call([*earlier[-1:], *new], model)[1 if earlier else 0 :]
+    earlier += new
+    return sum(served)
+
+
+def _followed(transcript: Transcript) -> list[str]:
+    """Per call: "ok" when its reply was read and nothing of it was refused, else why not
+    (a refusal is what the next call's prompt tells the model)."""
+    out = []
+    calls = transcript.calls
+    for call, after in zip(calls, [*calls[1:], None], strict=True):
+        refused = after.prompt.text(REJECTIONS) if after is not None else ""
+        out.append(call.completion.error or refused or "ok")
+    return out
 
 
 def _prefetched(transcript: Transcript) -> list[str]:

@@ -277,3 +277,32 @@ def test_retention_from_the_environment_applies_on_open(
     monkeypatch.delenv("FLOWSTATE_RETENTION")
     index = cli("index", "-N", demo_ns).stdout
     assert "[artifact]" not in index and "[decision]" in index
+
+
+def test_demo_with_a_model_says_per_call_whether_it_followed_the_protocol(
+    cli,  # noqa: ANN001
+    namespace: str,
+) -> None:
+    """`-m` runs both agents on that model and tells, call by call, whether FlowState's
+    replies were read and accepted: here the model's first reply is prose."""
+    from flowstate.demo.plain import PLAIN_SYSTEM
+    from flowstate.demo.plain_script import plain_policy
+    from flowstate.demo.scenario import ScriptedPlanner
+
+    planner, replies = ScriptedPlanner(), []
+
+    def model(messages: list[dict]) -> object:
+        if messages[0]["content"] == PLAIN_SYSTEM:
+            return plain_policy(messages)
+        replies.append(messages)
+        return "Sure, noted!" if len(replies) == 1 else planner(messages)
+
+    with ScriptedModel.policy(f"protocol_{namespace[-8:]}", model) as scripted:
+        done = cli("demo", "-N", namespace, "-m", scripted.model)
+    try:
+        assert done.exit_code == 0, done.output
+        said = done.stderr
+        assert "r1 call 1: did not: " in said and "r1 call 2: followed the protocol" in said
+        assert "r8 call 1: followed the protocol" in said
+    finally:
+        cli("forget", "--all", "-N", namespace, "--yes")

@@ -115,6 +115,9 @@ class Endpoint:
         self.respond = respond
         self.label = ""
         self.received: list[Received] = []
+        # Each request's bytes as they came off the socket, with its write's label: what a
+        # check counts apart from `received`.
+        self.wire: list[tuple[str, str, bytes]] = []
         self.errors: list[str] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -194,6 +197,8 @@ def _handler(endpoint: Endpoint) -> type[BaseHTTPRequestHandler]:
             route = routes.get(self.path.split("?", 1)[0])
             size = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(size)
+            with endpoint._lock:
+                endpoint.wire.append((endpoint.label, self.path, raw))
             if route is None:
                 return self._send(404, {"error": {"message": f"no route {self.path}"}})
             try:

@@ -39,6 +39,7 @@ class SystemRun:
     bills: list[Bill] = field(default_factory=list)
     stored: list[int] = field(default_factory=list)  # memories (Mem0) or fact edges (Graphiti)
     received: list[Received] = field(default_factory=list)
+    wire: list[tuple[str, str, bytes]] = field(default_factory=list)  # (label, path, bytes)
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -129,6 +130,7 @@ def measure(system: str, writes: list[RequestWrites], neo4j: Neo4jSettings) -> S
             run.bills.append(endpoint.bill(w.request_id))
             run.stored.append(_stored(system, result))
         run.received = list(endpoint.received)
+        run.wire = list(endpoint.wire)
         run.errors = list(endpoint.errors)
     if run.errors:
         raise RuntimeError(f"{system}: the script could not answer: {run.errors[0]}")

@@ -76,7 +76,10 @@ class RequestWrites:
 
     @property
     def turn(self) -> list[dict[str, str]]:
-        return [{"role": "user", "content": self.text}, {"role": "assistant", "content": self.answer}]
+        return [
+            {"role": "user", "content": self.text},
+            {"role": "assistant", "content": self.answer},
+        ]
 
 
 def write_lines(reply: str) -> list[str]:
@@ -102,8 +105,13 @@ def facts_of(reply: str) -> tuple[list[Fact], str]:
     if step is None:
         return [], ""
     facts = [
-        Fact(op.key, op.category.value, op.summary, op.content,
-             tuple((r.type.value, r.target) for r in op.relations))  # fmt: skip
+        Fact(
+            op.key,
+            op.category.value,
+            op.summary,
+            op.content,
+            tuple((r.type.value, r.target) for r in op.relations),
+        )  # fmt: skip
         for op in step.delta
         if isinstance(op, AddOp)
     ]

@@ -73,8 +73,11 @@ class UpkeepReport:
                         "write_lines": list(w.write_lines),
                     },
                     **{
-                        r.system: {**asdict(r.bills[i]), "tokens": r.bills[i].tokens,
-                                   "stored": r.stored[i]}  # fmt: skip
+                        r.system: {
+                            **asdict(r.bills[i]),
+                            "tokens": r.bills[i].tokens,
+                            "stored": r.stored[i],
+                        }  # fmt: skip
                         for r in self.runs
                     },
                 }

@@ -46,7 +46,9 @@ def _between(text: str, tag: str) -> str:
 
 def _section(text: str, title: str) -> str:
     """A Mem0 prompt's `## <title>` section."""
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=\n\n## |\n\n# |\Z)", text, re.DOTALL | re.M)
+    match = re.search(
+        rf"^## {re.escape(title)}\n(.*?)(?=\n\n## |\n\n# |\Z)", text, re.DOTALL | re.M
+    )
     return match.group(1).strip() if match else ""
 
 
@@ -64,6 +66,9 @@ class Script:
 
     def __init__(self) -> None:
         self.current: RequestWrites | None = None
+
+    def __call__(self, call: Received) -> str:
+        raise NotImplementedError
 
     @property
     def facts(self) -> tuple[Fact, ...]:
@@ -85,7 +90,9 @@ class Mem0Script(Script):
             item: dict[str, Any] = {
                 "id": str(i),
                 "text": fact.text,
-                "attributed_to": "user" if fact.category in ("preference", "constraint") else "assistant",
+                "attributed_to": "user"
+                if fact.category in ("preference", "constraint")
+                else "assistant",
             }
             linked = [m["id"] for m in existing if key_of(m.get("text", "")) == key_of(fact.text)]
             if linked:
@@ -120,8 +127,11 @@ class GraphitiScript(Script):
         by_name = {str(c["name"]).lower(): c["candidate_id"] for c in existing}
         return {
             "entity_resolutions": [
-                {"id": e["id"], "name": e["name"],
-                 "duplicate_candidate_id": by_name.get(str(e["name"]).lower(), -1)}  # fmt: skip
+                {
+                    "id": e["id"],
+                    "name": e["name"],
+                    "duplicate_candidate_id": by_name.get(str(e["name"]).lower(), -1),
+                }  # fmt: skip
                 for e in extracted
             ]
         }

@@ -41,12 +41,16 @@ class Mem0Writer:
         # Mem0 reads these when first imported: no telemetry, and its files in our folder.
         os.environ["MEM0_TELEMETRY"] = "False"
         os.environ["MEM0_DIR"] = folder
-        from mem0 import Memory  # type: ignore[import-untyped]
+        from mem0 import Memory
 
         config: dict[str, Any] = {
             "llm": {
                 "provider": "openai",
-                "config": {"model": BILLED_AS, "api_key": API_KEY, "openai_base_url": endpoint.base_url},
+                "config": {
+                    "model": BILLED_AS,
+                    "api_key": API_KEY,
+                    "openai_base_url": endpoint.base_url,
+                },
             },
             "embedder": {
                 "provider": "openai",
@@ -87,16 +91,16 @@ class GraphitiWriter:
 
     def __init__(self, endpoint: Endpoint, neo4j: Neo4jSettings) -> None:
         os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"  # read when Graphiti is imported
-        from graphiti_core import Graphiti  # type: ignore[import-untyped]
-        from graphiti_core.cross_encoder.openai_reranker_client import (  # type: ignore[import-untyped]
+        from graphiti_core import Graphiti
+        from graphiti_core.cross_encoder.openai_reranker_client import (
             OpenAIRerankerClient,
         )
-        from graphiti_core.embedder.openai import (  # type: ignore[import-untyped]
+        from graphiti_core.driver.neo4j_driver import Neo4jDriver
+        from graphiti_core.embedder.openai import (
             OpenAIEmbedder,
             OpenAIEmbedderConfig,
         )
-        from graphiti_core.driver.neo4j_driver import Neo4jDriver  # type: ignore[import-untyped]
-        from graphiti_core.llm_client import LLMConfig, OpenAIClient  # type: ignore[import-untyped]
+        from graphiti_core.llm_client import LLMConfig, OpenAIClient
 
         llm = LLMConfig(
             api_key=API_KEY, base_url=endpoint.base_url, model=BILLED_AS, small_model=BILLED_AS
@@ -133,7 +137,7 @@ class GraphitiWriter:
         )
 
     def close(self) -> None:
-        from graphiti_core.utils.maintenance.graph_data_operations import (  # type: ignore[import-untyped]
+        from graphiti_core.utils.maintenance.graph_data_operations import (
             clear_data,
         )
 

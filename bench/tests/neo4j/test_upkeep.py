@@ -96,7 +96,9 @@ def test_flowstate_upkeep_is_its_memory_lines_and_the_protocols_writing_part(rep
     assert first.protocol_write_tokens == text_tokens("\n".join(lines), BILLED_AS)
     # Every system's write costs more than FlowState's upkeep of the same request.
     for run in report.runs:
-        assert all(b.tokens > w.upkeep_tokens for b, w in zip(run.bills, report.writes, strict=True))
+        assert all(
+            b.tokens > w.upkeep_tokens for b, w in zip(run.bills, report.writes, strict=True)
+        )
 
 
 def test_the_command_prints_the_table_and_writes_the_json(

@@ -4,7 +4,7 @@ Mem0 and Graphiti reach it through their own OpenAI clients (`base_url` pointed 
 is counted is exactly what each system would send to OpenAI: its prompts, the reply schema it
 attaches, and its embedding inputs. Three routes, in the shapes the `openai` SDK parses:
 
-- `POST /v1/chat/completions` (Mem0's extraction, Graphiti's JSON-mode calls and reranker),
+- `POST /v1/chat/completions` (Mem0's extraction; Graphiti's JSON-mode calls and reranker),
 - `POST /v1/responses` (Graphiti's structured calls: `responses.parse`, schema in `text.format`),
 - `POST /v1/embeddings` (both systems' embedders; float or base64 vectors as asked).
 
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import base64
 import json
-import math
 import struct
 import threading
 import time
@@ -228,8 +227,6 @@ def _chat(body: dict[str, Any], reply: str, prompt: int, completion: int) -> dic
         "message": {"role": "assistant", "content": reply},
         "finish_reason": "stop",
     }
-    if body.get("logprobs"):
-        choice["logprobs"] = {"content": [_logprob(reply)]}
     return {
         "id": f"chatcmpl-{time.monotonic_ns()}",
         "object": "chat.completion",
@@ -238,18 +235,6 @@ def _chat(body: dict[str, Any], reply: str, prompt: int, completion: int) -> dic
         "choices": [choice],
         "usage": _usage(prompt, completion),
     }
-
-
-def _logprob(reply: str) -> dict[str, Any]:
-    """A reranker's one-token verdict: the scripted reply is `True <p>` or `False <p>`."""
-    word, _, p = reply.partition(" ")
-    logprob = _log(float(p or 1.0))
-    entry = {"token": word, "logprob": logprob, "bytes": None}
-    return {**entry, "top_logprobs": [entry]}
-
-
-def _log(p: float) -> float:
-    return math.log(max(p, 1e-9))
 
 
 def _response(body: dict[str, Any], reply: str, prompt: int, completion: int) -> dict[str, Any]:

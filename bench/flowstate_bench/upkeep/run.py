@@ -50,6 +50,10 @@ class SystemRun:
             sum(b.calls for b in self.bills),
             sum(b.embedding_tokens for b in self.bills),
             sum(b.embedding_calls for b in self.bills),
+            {
+                k: sum(b.by_schema.get(k, 0) for b in self.bills)
+                for k in dict.fromkeys(k for b in self.bills for k in b.by_schema)
+            },  # fmt: skip
         )
 
 

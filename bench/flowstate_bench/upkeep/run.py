@@ -133,7 +133,12 @@ def measure(system: str, writes: list[RequestWrites], neo4j: Neo4jSettings) -> S
         for w in writes:
             script.current = w
             endpoint.label = w.request_id
-            result = memory.write(w)
+            try:
+                result = memory.write(w)
+            except Exception as e:
+                if endpoint.errors:  # the system failed because the script could not answer
+                    raise RuntimeError(f"{system}: {endpoint.errors[0]}") from e
+                raise
             run.bills.append(endpoint.bill(w.request_id))
             run.stored.append(_stored(system, result))
         run.received = list(endpoint.received)

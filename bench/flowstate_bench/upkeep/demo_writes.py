@@ -51,10 +51,6 @@ class Fact:
         """The fact as one statement: key, summary and every detail of the content."""
         return f"{self.key.replace('_', ' ')}: {self.summary}. {self.content}"
 
-    @property
-    def supersedes(self) -> bool:
-        return any(kind == "SUPERSEDES" for kind, _ in self.relations)
-
 
 @dataclass(frozen=True)
 class RequestWrites:

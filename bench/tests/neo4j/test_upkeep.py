@@ -85,17 +85,20 @@ def test_each_write_is_billed_as_it_reached_the_endpoint(report, system: str) ->
 
 
 def test_flowstate_upkeep_is_its_memory_lines_and_the_protocols_writing_part(report) -> None:  # noqa: ANN001
-    first, second = report.writes
-    # r1: four ADDs and a SUMMARY in one call, which shows the first request's protocol.
-    assert [ln.split(" ", 1)[0] for ln in first.write_lines] == ["ADD"] * 4 + ["SUMMARY"]
-    assert first.calls == 1 and second.calls >= 2
+    first = report.writes[0]
+    # One line per fact, and the request's SUMMARY: the lines the model wrote.
+    kinds = [ln.split(" ", 1)[0] for ln in first.write_lines]
+    assert kinds.count("ADD") == len(first.facts) >= 1 and kinds.count("SUMMARY") == 1
     for w in report.writes:
         assert w.write_line_tokens == sum(text_tokens(ln + "\n", BILLED_AS) for ln in w.write_lines)
+    # The first request's calls show the first request's protocol; its writing part is its
+    # ADD, UPDATE/REMOVE and SUMMARY lines and the vocabulary line.
     writing = re.compile(r"^(ADD|UPDATE|SUMMARY|Changes apply|category:)")
     first_protocol = protocol(Limits(), has_past=False)
     lines = [ln for ln in first_protocol.splitlines() if writing.match(ln)]
-    assert len(lines) == 4  # ADD, UPDATE (with REMOVE), SUMMARY, the vocabulary
-    assert first.protocol_write_tokens == text_tokens("\n".join(lines), BILLED_AS)
+    assert any(ln.startswith("ADD") for ln in lines) and lines[-1].startswith("category:")
+    per_call = text_tokens("\n".join(lines), BILLED_AS)
+    assert first.protocol_write_tokens == first.calls * per_call
     # Every system's write costs more than FlowState's upkeep of the same request.
     for run in report.runs:
         assert all(
@@ -114,7 +117,9 @@ def test_the_command_prints_the_table_and_writes_the_json(
     args = ["upkeep", "--requests", "1", "--system", "mem0", "--out", str(tmp_path)]
     result = CliRunner().invoke(bench, args)
     assert result.exit_code == 0, result.output
-    assert re.search(r"^r1\s+4\s+[\d,]+\s+[\d,]+\s+[\d,]+$", result.output, re.M)
+    assert re.search(r"^r1\s+\d+\s+[\d,]+\s+[\d,]+\s+[\d,]+$", result.output, re.M)
     saved = json.loads((tmp_path / "upkeep.json").read_text())
-    assert saved["requests"][0]["mem0"]["stored"] == 4
+    first = saved["requests"][0]
+    assert first["mem0"]["stored"] == first["facts"] >= 1
+    assert f"{first['mem0']['tokens']:,}" in result.output
     assert saved["versions"] == {"mem0ai": "2.2.1"}

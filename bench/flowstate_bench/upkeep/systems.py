@@ -41,8 +41,13 @@ class Mem0Writer:
         # Mem0 reads these when first imported: no telemetry, and its files in our folder.
         os.environ["MEM0_TELEMETRY"] = "False"
         os.environ["MEM0_DIR"] = folder
+        import mem0.memory.main as mem0_main
+        import mem0.memory.telemetry as mem0_telemetry
         from mem0 import Memory
 
+        # And off even where Mem0 was imported before: with telemetry on it reports events and
+        # fetches its notices from the network.
+        mem0_telemetry.MEM0_TELEMETRY = mem0_main.MEM0_TELEMETRY = False
         config: dict[str, Any] = {
             "llm": {
                 "provider": "openai",

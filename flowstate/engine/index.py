@@ -88,7 +88,10 @@ def state_line(state: IndexState) -> str:
 
 
 def _full_block(req: IndexRequest) -> str:
-    return "\n".join([f"{req.id}: {req.summary}", *(state_line(s) for s in req.states)])
+    # A request whose one state says what the request did is not said twice.
+    said = len(req.states) == 1 and req.states[0].summary == req.summary
+    head = f"{req.id}:" if said else f"{req.id}: {req.summary}"
+    return "\n".join([head, *(state_line(s) for s in req.states)])
 
 
 @dataclass(frozen=True)

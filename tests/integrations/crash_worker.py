@@ -27,10 +27,8 @@ def main(framework: str, uri: str, namespace: str, began: str) -> None:
 
     record = {"delta": [sc.BUDGET]}
     fs = FlowState.connect(settings=Neo4jSettings(uri=uri), namespace=namespace)
-    if framework == "pydantic_ai":
-        pydantic_ai(fs, keep, record)
-    else:
-        langchain(fs, keep, record)
+    runs = {"pydantic_ai": pydantic_ai, "langchain": langchain, "openai_agents": openai_agents}
+    runs[framework](fs, keep, record)
     sys.exit("the run should not have finished")
 
 
@@ -67,6 +65,23 @@ def langchain(fs: FlowState, keep: Any, record: dict[str, Any]) -> None:
     memory = FlowStateMiddleware(fs, on_begin=keep)
     agent = create_agent(model, tools=[tool(die)], middleware=[memory])
     agent.invoke({"messages": [{"role": "user", "content": sc.FIRST}]})
+
+
+def openai_agents(fs: FlowState, keep: Any, record: dict[str, Any]) -> None:
+    from agents import Agent, RunConfig, function_tool
+    from agents.testing import ScriptedModel, function_call
+
+    from flowstate.integrations.openai_agents import FlowStateRunner
+
+    model = ScriptedModel(
+        [
+            [function_call("memory_record", record, call_id="c1")],
+            [function_call("die", {}, call_id="c2")],
+        ]
+    )
+    agent = Agent(name="travel", model=model, tools=[function_tool(die)])
+    config = RunConfig(tracing_disabled=True)
+    FlowStateRunner(fs, on_begin=keep).run_sync(agent, sc.FIRST, run_config=config)
 
 
 def crash(

@@ -82,6 +82,7 @@ class FlowStatePlugin(BasePlugin):
         self.tools: list[BaseTool] = [_MemoryTool(self, n) for n in m.TOOLS]
         self._runs: dict[str, ActiveRun] = {}  # by ADK invocation id
         self._answers: dict[str, str] = {}
+        self._named: dict[str, set[str]] = {}  # the tools the app's agents name, by invocation
         self._refused: set[str | None] = set()  # calls the guard refused: nothing to keep
 
     @staticmethod
@@ -100,6 +101,7 @@ class FlowStatePlugin(BasePlugin):
         text = _text(invocation_context.user_content)
         run = await start_async(self.fs, text, resume, self.on_begin)
         self._runs[invocation_context.invocation_id] = run
+        self._named[invocation_context.invocation_id] = _tool_names(invocation_context.agent)
         return None
 
     async def on_event_callback(
@@ -112,6 +114,7 @@ class FlowStatePlugin(BasePlugin):
     async def after_run_callback(self, *, invocation_context: InvocationContext) -> None:
         run = self._runs.pop(invocation_context.invocation_id, None)
         answer = self._answers.pop(invocation_context.invocation_id, None)
+        self._named.pop(invocation_context.invocation_id, None)
         if run is None:
             return
         if answer is None:  # the caller stopped reading, or the run was aborted: resume it
@@ -124,6 +127,7 @@ class FlowStatePlugin(BasePlugin):
     ) -> None:
         run = self._runs.pop(invocation_context.invocation_id, None)
         self._answers.pop(invocation_context.invocation_id, None)
+        self._named.pop(invocation_context.invocation_id, None)
         if run is not None:
             await run.fail()
 
@@ -133,7 +137,8 @@ class FlowStatePlugin(BasePlugin):
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
         run = self._run(callback_context.invocation_id)
-        missing = sorted(self.consequential - set(llm_request.tools_dict))
+        named = self._named.get(callback_context.invocation_id, set())
+        missing = sorted(self.consequential - named - set(llm_request.tools_dict))
         if missing:  # a misspelt name would leave its tool unguarded
             raise UsageError(f"consequential tools not among the agent's tools: {missing}")
         for tool in llm_request.config.tools or []:
@@ -307,6 +312,23 @@ def _add_cites(declaration: types.FunctionDeclaration) -> None:
         ),
     }
     params.required = [*(params.required or []), m.CITES]
+
+
+def _tool_names(agent: Any) -> set[str]:
+    """The names of the tools the agents of an app list (a toolset's come with the model
+    request of the agent that has it)."""
+    root = getattr(agent, "root_agent", agent)
+    names: set[str] = set()
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        for tool in getattr(current, "tools", None) or []:
+            if isinstance(tool, BaseTool):
+                names.add(tool.name)
+            elif callable(tool) and hasattr(tool, "__name__"):
+                names.add(tool.__name__)
+        stack.extend(getattr(current, "sub_agents", None) or [])
+    return names
 
 
 def _text(content: types.Content | None) -> str:

@@ -208,3 +208,31 @@ def test_a_consequential_name_no_tool_has_fails_the_run_and_keeps_nothing(fs: Fl
     with pytest.raises(RuntimeError, match=r"consequential tools not among the agent's tools"):
         run(memory, sc.FIRST, ["Noted."])
     assert fs.pending() == [] and fs.history() == []
+
+
+def test_the_agents_an_app_transfers_to_carry_the_memory_and_the_guard(fs: FlowState) -> None:
+    """The consequential tool is a sub-agent's: the root agent's model calls run, and the
+    sub-agent gets the index, the memory tools and the guard."""
+    memory = FlowStatePlugin(fs, consequential={"book_hotel"})
+    run(memory, sc.FIRST, list(sc.REQUESTS[0][1]))
+    model = ScriptedLlm.of(
+        [
+            [("transfer_to_agent", {"agent_name": "booker"})],
+            [("book_hotel", {"hotel_id": "H2", "cites": []})],
+            "I need the budget first.",
+        ]
+    )
+    booker = LlmAgent(name="booker", description="Books hotels.", model=model, tools=TOOLS)
+    desk = LlmAgent(name="desk", instruction="Route requests.", model=model, sub_agents=[booker])
+    adk = Runner(
+        app=App(name=APP, root_agent=desk, plugins=[memory]),
+        session_service=InMemorySessionService(),
+        auto_create_session=True,
+    )
+    for _ in adk.run(user_id=USER, session_id="s1", new_message=message(sc.THIRD)):
+        pass
+    assert "memory_reveal" in model.tools[1] and "cites" in model.tools[1]["book_hotel"]["required"]
+    assert "r1.budget [constraint]" in model.prompts[1]
+    assert "denied (do not run book_hotel): book_hotel is consequential" in model.prompts[2]
+    [_, second] = fs.history()
+    assert second.answer == "I need the budget first."

@@ -7,7 +7,8 @@
 A run is one FlowState request, begun with the user's text. The SDK has no hook for a failed
 run, so `FlowStateRunner` wraps its runner: it commits when `Runner.run` returns, discards
 when it raises, and leaves the draft when it is cancelled or the process stops. For each run
-it gives the agent (a copy: the caller's agent is left as it is) dynamic `instructions` with
+it gives the agent and the agents it hands off to (copies: the caller's agents are left as
+they are) dynamic `instructions` with
 the index, re-read before every model call; the memory tools `memory_reveal`, `memory_record`
 and `memory_search` as `FunctionTool`s; each of its function tools kept as an observation in
 the tool's own invoke (the `on_tool_end` hook comes after the model's copy of the result is
@@ -124,13 +125,19 @@ class FlowStateRunner:
     # -- the run's agent ----------------------------------------------------------------------
 
     def _check(self, agent: Agent[Any]) -> None:
-        names = {t.name for t in agent.tools if isinstance(t, FunctionTool)}
+        names = {t.name for a in _agents(agent) for t in a.tools if isinstance(t, FunctionTool)}
         missing = sorted(set(self.consequential) - names)
         if missing:  # a misspelt name would leave its tool unguarded
             raise UsageError(f"consequential tools not among the agent's function tools: {missing}")
 
-    def _agent(self, agent: Agent[Any], run: ActiveRun) -> Agent[Any]:
-        """A copy of `agent` whose tools and instructions are this run's."""
+    def _agent(
+        self, agent: Agent[Any], run: ActiveRun, copies: dict[int, Agent[Any]] | None = None
+    ) -> Agent[Any]:
+        """A copy of `agent` whose tools and instructions are this run's, and so are those of
+        the agents it hands off to."""
+        copies = {} if copies is None else copies
+        if id(agent) in copies:  # agents that hand off to each other
+            return copies[id(agent)]
         tools = [
             self._kept(t, run) if isinstance(t, FunctionTool) and t.name not in m.TOOLS else t
             for t in agent.tools
@@ -145,7 +152,11 @@ class FlowStateRunner:
             return f"{before}\n\n{index}" if before else index
 
         memory = [_memory_tool(name, run) for name in m.TOOLS]
-        return agent.clone(instructions=instructions, tools=[*tools, *memory])
+        copy = copies[id(agent)] = agent.clone(instructions=instructions, tools=[*tools, *memory])
+        copy.handoffs = [
+            self._agent(h, run, copies) if isinstance(h, Agent) else h for h in agent.handoffs
+        ]
+        return copy
 
     def _kept(self, tool: FunctionTool, run: ActiveRun) -> FunctionTool:
         """`tool` with its result kept as an observation, and guarded when consequential."""
@@ -186,6 +197,18 @@ class FlowStateRunner:
             params_json_schema=m.with_cites(tool.params_json_schema),
             tool_input_guardrails=[*(tool.tool_input_guardrails or []), guardrail],
         )
+
+
+def _agents(agent: Agent[Any]) -> list[Agent[Any]]:
+    """`agent` and the agents it hands off to, directly or not."""
+    found: dict[int, Agent[Any]] = {}
+    stack = [agent]
+    while stack:
+        current = stack.pop()
+        if id(current) not in found:
+            found[id(current)] = current
+            stack.extend(h for h in current.handoffs if isinstance(h, Agent))
+    return list(found.values())
 
 
 def _memory_tool(name: str, run: ActiveRun) -> FunctionTool:

@@ -23,7 +23,7 @@ from tests.integrations.crash_worker import crash
 
 pytestmark = pytest.mark.neo4j
 
-TOOLS = [function_tool(sc.search_hotels), function_tool(sc.book_hotel)]
+TOOLS: list[Any] = [function_tool(sc.search_hotels), function_tool(sc.book_hotel)]
 OFFLINE = RunConfig(tracing_disabled=True)  # no trace export: the tests run offline
 
 
@@ -223,3 +223,28 @@ def test_a_consequential_name_no_tool_has_is_refused_before_anything_begins(
     with pytest.raises(UsageError, match=r"consequential tools not among the agent's"):
         run(memory, sc.FIRST, ["Noted."])
     assert fs.pending() == [] and fs.history() == []
+
+
+def test_the_agents_a_run_hands_off_to_carry_the_memory_and_the_guard(fs: FlowState) -> None:
+    """The consequential tool is a handoff target's: it gets the index, the memory tools and
+    the guard."""
+    memory = FlowStateRunner(fs, consequential={"book_hotel"})
+    run(memory, sc.FIRST, sc.REQUESTS[0][1])
+    script = Script(
+        [
+            [("transfer_to_booker", {})],
+            [("book_hotel", {"hotel_id": "H2", "cites": []})],
+            "I need the budget first.",
+        ]
+    )
+    booker = Agent(name="booker", instructions="Book hotels.", model=script.model, tools=TOOLS)
+    desk = Agent(name="desk", instructions="Route.", model=script.model, handoffs=[booker])
+    memory.run_sync(desk, sc.THIRD, run_config=OFFLINE)
+    assert (
+        "memory_reveal" in script.tools[1] and "cites" in script.tools[1]["book_hotel"]["required"]
+    )
+    assert "Book hotels.\n\n# Memory (FlowState)" in script.prompts[1]
+    assert "denied (do not run book_hotel): book_hotel is consequential" in script.prompts[2]
+    [_, second] = fs.history()
+    assert second.answer == "I need the budget first."
+    assert desk.handoffs == [booker] and booker.tools == TOOLS

@@ -93,9 +93,8 @@ class FlowStateRunner:
         except BaseException:  # cancelled, or the process is stopping: resume it later
             await run.leave()
             raise
-        if result.interruptions:  # tools waiting for the caller's approval
-            await run.leave()
-            return result
+        if result.interruptions:  # tools waiting for the caller's approval: the request stays
+            return result  # open and held, for the run the caller resumes with the approvals
         await run.commit(m.answer_text(result.final_output))
         return result
 
@@ -117,7 +116,6 @@ class FlowStateRunner:
             run.leave()
             raise
         if result.interruptions:
-            run.leave()
             return result
         run.commit(m.answer_text(result.final_output))
         return result

@@ -248,3 +248,40 @@ def test_the_agents_a_run_hands_off_to_carry_the_memory_and_the_guard(fs: FlowSt
     [_, second] = fs.history()
     assert second.answer == "I need the budget first."
     assert desk.handoffs == [booker] and booker.tools == TOOLS
+
+
+def test_a_run_paused_for_approval_goes_on_in_the_same_request(fs: FlowState) -> None:
+    @function_tool(needs_approval=True)
+    def pay(amount: int) -> str:
+        """Pay an amount."""
+        return f"paid {amount}"
+
+    began: list[tuple[str, str]] = []
+    memory = FlowStateRunner(
+        fs, on_begin=lambda request_id, handle: began.append((request_id, handle))
+    )
+    script = Script([[("pay", {"amount": 145})], "Paid 145 EUR."])
+    agent = script.agent([pay])
+    paused = memory.run_sync(agent, "Pay the hotel", run_config=OFFLINE)
+    [waiting] = paused.interruptions
+    [left] = fs.pending()  # open, not committed, not discarded
+    assert fs.history() == [] and [left.request_id] == [began[0][0]]
+    state = paused.to_state()
+    state.approve(waiting)
+    memory.resuming(*began[0]).run_sync(agent, state, run_config=OFFLINE)
+    assert "paid 145\n[kept as r1.o1: cite it as evidence]" in script.prompts[1]
+    [request] = fs.history()
+    assert (request.id, request.text, request.answer) == ("r1", "Pay the hotel", "Paid 145 EUR.")
+    assert len(began) == 1 and fs.pending() == []
+
+
+def test_a_list_input_begins_the_request_with_the_last_user_message(fs: FlowState) -> None:
+    memory = FlowStateRunner(fs)
+    script = Script(["Noted."])
+    conversation: list[Any] = [
+        {"role": "user", "content": "Hello"},
+        {"role": "assistant", "content": "Hi, how can I help?"},
+        {"role": "user", "content": [{"type": "input_text", "text": sc.FIRST}]},
+    ]
+    memory.run_sync(script.agent(), conversation, run_config=OFFLINE)
+    assert [r.text for r in fs.history()] == [sc.FIRST]

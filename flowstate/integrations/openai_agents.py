@@ -18,9 +18,10 @@ parameter and a tool input guardrail that runs FlowState's guard.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
-from collections.abc import Collection
+from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ from agents import (
     RunContextWrapper,
     Runner,
     RunResult,
+    RunResultStreaming,
     ToolGuardrailFunctionOutput,
     ToolInputGuardrail,
     ToolInputGuardrailData,
@@ -97,6 +99,38 @@ class FlowStateRunner:
             return result  # open and held, for the run the caller resumes with the approvals
         await run.commit(m.answer_text(result.final_output))
         return result
+
+    @contextlib.asynccontextmanager
+    async def run_streamed(
+        self, agent: Agent[Any], input: Any, **kwargs: Any
+    ) -> AsyncIterator[RunResultStreaming]:
+        """`Runner.run_streamed(agent, input, **kwargs)` as one FlowState request, for an
+        `async with` block that reads its events: committed when the block ends with the run
+        complete, discarded when the run or the block raises, and left open when the block
+        ends before the run does (the run is cancelled, the draft stays to resume).
+
+            async with memory.run_streamed(agent, "Book a hotel") as result:
+                async for event in result.stream_events():
+                    ...
+        """
+        self._check(agent)
+        run = await start_async(self.fs, _user_text(input), self.resume, self.on_begin)
+        try:
+            result = Runner.run_streamed(self._agent(agent, run), input, **kwargs)
+            yield result
+        except Exception:
+            await run.fail()
+            raise
+        except BaseException:
+            await run.leave()
+            raise
+        if result.interruptions:
+            return
+        if not result.is_complete or result.final_output is None:
+            result.cancel()  # the block stopped reading: the run stops too
+            await run.leave()
+            return
+        await run.commit(m.answer_text(result.final_output))
 
     def run_sync(self, agent: Agent[Any], input: Any, **kwargs: Any) -> RunResult:
         """`Runner.run_sync(agent, input, **kwargs)` as one FlowState request (over a

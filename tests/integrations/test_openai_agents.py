@@ -285,3 +285,31 @@ def test_a_list_input_begins_the_request_with_the_last_user_message(fs: FlowStat
     ]
     memory.run_sync(script.agent(), conversation, run_config=OFFLINE)
     assert [r.text for r in fs.history()] == [sc.FIRST]
+
+
+@pytest.mark.parametrize("outcome", ["complete", "failed"])
+def test_a_streamed_run_commits_when_its_events_are_read_and_discards_when_it_fails(
+    outcome: str, fs: FlowState
+) -> None:
+    memory = FlowStateRunner(fs, consequential={"book_hotel"})
+    turns: list[Any] = list(sc.REQUESTS[0][1])
+    script = Script(turns if outcome == "complete" else turns[:1])
+    if outcome == "failed":
+        script.model.enqueue(RuntimeError("the provider went away"))
+
+    async def main() -> list[str]:
+        kinds: list[str] = []
+        async with memory.run_streamed(script.agent(), sc.FIRST, run_config=OFFLINE) as result:
+            async for event in result.stream_events():
+                kinds.append(event.type)
+        return kinds
+
+    if outcome == "failed":
+        with pytest.raises(RuntimeError, match="the provider went away"):
+            asyncio.run(main())
+        assert fs.pending() == [] and fs.history() == []
+        return
+    assert "run_item_stream_event" in asyncio.run(main())
+    [request] = fs.history()
+    assert (request.text, request.answer, request.summary) == (sc.FIRST, "Noted.", "Hotel budget")
+    assert fs.reveal(["r1.budget"])[0].state.content == sc.BUDGET_CONTENT

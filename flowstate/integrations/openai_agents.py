@@ -115,14 +115,14 @@ class FlowStateRunner:
         """
         self._check(agent)
         run = await start_async(self.fs, _user_text(input), self.resume, self.on_begin)
+        result: RunResultStreaming | None = None
         try:
             result = Runner.run_streamed(self._agent(agent, run), input, **kwargs)
             yield result
-        except Exception:
-            await run.fail()
-            raise
-        except BaseException:
-            await run.leave()
+        except BaseException as e:
+            if result is not None and not result.is_complete:
+                result.cancel()  # its tasks would go on writing to the request
+            await (run.fail() if isinstance(e, Exception) else run.leave())
             raise
         if result.interruptions:
             return

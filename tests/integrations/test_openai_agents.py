@@ -313,3 +313,18 @@ def test_a_streamed_run_commits_when_its_events_are_read_and_discards_when_it_fa
     [request] = fs.history()
     assert (request.text, request.answer, request.summary) == (sc.FIRST, "Noted.", "Hotel budget")
     assert fs.reveal(["r1.budget"])[0].state.content == sc.BUDGET_CONTENT
+
+
+def test_a_streamed_run_whose_reader_raises_is_cancelled_and_discarded(fs: FlowState) -> None:
+    memory = FlowStateRunner(fs)
+    script = Script([[("memory_record", {"delta": [sc.BUDGET]})], "Noted."])
+
+    async def main() -> None:
+        async with memory.run_streamed(script.agent(), sc.FIRST, run_config=OFFLINE) as result:
+            async for event in result.stream_events():
+                if event.type == "run_item_stream_event":
+                    raise ValueError("the reader gave up")
+
+    with pytest.raises(ValueError, match="the reader gave up"):
+        asyncio.run(main())
+    assert fs.pending() == [] and fs.history() == []

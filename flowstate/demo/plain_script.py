@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flowstate.demo.scenario import REQUESTS, plan_text
-from flowstate.llm.scripted import ToolCalls
+from flowstate.llm import ToolCalls
 
 Message = dict[str, Any]
 

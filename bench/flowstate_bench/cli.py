@@ -121,10 +121,10 @@ def mcp_bench(
 
     settings = resolve_database(Neo4jSettings(), LocalServerSettings(), _say)
     if sizes:
-        from flowstate_bench.mcp_sizes import measure, report, table
+        from flowstate_bench import mcp_sizes
 
-        figures = report(measure(settings))
-        click.echo(json.dumps(figures, indent=2) if as_json else table(figures))
+        figures = mcp_sizes.report(mcp_sizes.measure(settings))
+        click.echo(json.dumps(figures, indent=2) if as_json else mcp_sizes.table(figures))
         return
     report = run_mcp_bench(settings.uri, rounds, neo4j_memory, unconfigured)
     if as_json:

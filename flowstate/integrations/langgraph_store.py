@@ -14,14 +14,16 @@ at 300 characters), its category `environment` unless the store was made with an
 
 A batch runs its reads first, then its writes (as LangGraph's `InMemoryStore` does), the last
 op of a key winning: the puts are one request, committed in one transaction, each new state
-superseding the key's current one; a delete forgets the key's current state. Reads see current
-states only. A search's `query` is FlowState's full-text search (best first, at most 50 hits
+superseding the key's current one (read again, and the commit tried again, when another writer
+put the key meanwhile); a delete forgets the key's current state. Reads see current states
+only. A search's `query` is FlowState's full-text search (best first, at most 50 hits
 read), not a vector search: an `index` passed to `put` is ignored.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -43,12 +45,15 @@ from langgraph.store.base import (
 
 from flowstate.api import FlowState
 from flowstate.engine.relevance import words
-from flowstate.errors import UsageError
+from flowstate.errors import NotFoundError, UsageError
 from flowstate.models import Category
 from flowstate.models.records import MAX_CONTENT_CHARS, MAX_SUMMARY_CHARS, StateNode
 
 PREFIX = "kv_"
+WRITE_ATTEMPTS = 3  # a batch's puts, read again and retried when another writer got there first
 SEARCH_HITS = 50  # the most full-text hits a query reads
+Where = tuple[tuple[str, ...], str]  # an item's namespace and key
+Current = dict[Where, tuple[StateNode, Item]]  # each item and the state that holds it
 
 
 def namespace_prefix(namespace: Sequence[str]) -> str:
@@ -77,17 +82,22 @@ class FlowStateStore(BaseStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
-        writes: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        writes: dict[Where, PutOp] = {}
         for op in ops:
             if not isinstance(op, GetOp | SearchOp | ListNamespacesOp | PutOp):
                 raise UsageError(f"unknown store operation {type(op).__name__}")
             if isinstance(op, PutOp):
                 writes[(tuple(op.namespace), op.key)] = op
         contents = {k: _content(*k, op.value) for k, op in writes.items() if op.value is not None}
-        items = self._items() if ops else {}
+        items = self._items(_prefixes(ops))
         results = [self._read(op, items) for op in ops]
-        if writes:
-            self._write(writes, contents, items)
+        if contents:
+            self._put(contents, items)
+        for where, op in writes.items():
+            current = items.get(where)
+            if op.value is None and current is not None:
+                with contextlib.suppress(NotFoundError):  # forgotten meanwhile: gone already
+                    self.fs.forget(current[0].id)
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -95,18 +105,18 @@ class FlowStateStore(BaseStore):
 
     # --- reads --------------------------------------------------------------------------------
 
-    def _items(self) -> dict[tuple[tuple[str, ...], str], tuple[StateNode, Item]]:
-        """Every current item of the store, by (namespace, key), oldest first."""
+    def _items(self, prefixes: Iterable[str] = (PREFIX,)) -> Current:
+        """The current items whose state keys start with one of `prefixes` (by default every
+        item of the store), by (namespace, key), oldest first."""
         found = {}
-        for state in self.fs.current_states(PREFIX):
-            item = _item(state)
-            if item is not None:
-                found[(item.namespace, item.key)] = (state, item)
+        for prefix in prefixes:
+            for state in self.fs.current_states(prefix):
+                item = _item(state)
+                if item is not None:
+                    found[(item.namespace, item.key)] = (state, item)
         return found
 
-    def _read(
-        self, op: Op, items: dict[tuple[tuple[str, ...], str], tuple[StateNode, Item]]
-    ) -> Result:
+    def _read(self, op: Op, items: Current) -> Result:
         if isinstance(op, GetOp):
             kept = items.get((tuple(op.namespace), op.key))
             return kept[1] if kept else None
@@ -146,12 +156,24 @@ class FlowStateStore(BaseStore):
 
     # --- writes -------------------------------------------------------------------------------
 
-    def _write(
-        self,
-        writes: dict[tuple[tuple[str, ...], str], PutOp],
-        contents: dict[tuple[tuple[str, ...], str], str],
-        items: dict[tuple[tuple[str, ...], str], tuple[StateNode, Item]],
-    ) -> None:
+    def _put(self, contents: dict[Where, str], items: Current) -> None:
+        """The batch's puts as one request, each new state superseding its key's current one.
+        Another writer that put one of these keys since they were read has the commit refused
+        whole (a state is superseded once): the keys are read again and the newer states
+        superseded, as LangGraph's stores let the last put win."""
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
+            try:
+                self._commit(contents, items)
+                return
+            except UsageError:
+                fresh = self._items({namespace_prefix(ns) for ns, _ in contents})
+                if attempt == WRITE_ATTEMPTS or all(
+                    _id(fresh.get(k)) == _id(items.get(k)) for k in contents
+                ):
+                    raise
+                items = fresh
+
+    def _commit(self, contents: dict[Where, str], items: Current) -> None:
         delta, shown = [], []
         for where, content in contents.items():
             add: dict[str, Any] = {
@@ -166,21 +188,12 @@ class FlowStateStore(BaseStore):
                 add["relations"] = [{"type": "SUPERSEDES", "target": current[0].id}]
                 shown.append(current[0].id)
             delta.append(add)
-        if delta:
-            self._commit(delta, shown, sorted({"/".join(ns) for ns, _ in contents}))
-        for where, op in writes.items():
-            current = items.get(where)
-            if op.value is None and current is not None:
-                self.fs.forget(current[0].id)
-
-    def _commit(self, delta: list[dict[str, Any]], shown: list[str], where: list[str]) -> None:
-        """One request for the batch's puts. A put of a key that holds a value supersedes its
-        current state, which this store read, as a host's search shows a state."""
-        said = f"LangGraph store: put {len(delta)} item(s) in {', '.join(where)}"
+        spaces = sorted({"/".join(ns) for ns, _ in contents})
+        said = f"LangGraph store: put {len(delta)} item(s) in {', '.join(spaces)}"
         summary = " ".join(said.split())[:MAX_SUMMARY_CHARS]
         with self.fs.begin(said[:10_000]) as session:
             try:
-                if shown:
+                if shown:  # read by this store, as a host's search shows a state
                     session.shown(shown)
                 recorded = session.record(delta)
                 if not recorded.applied:
@@ -190,6 +203,18 @@ class FlowStateStore(BaseStore):
                 if not session.closed:
                     session.discard()
                 raise
+
+
+def _prefixes(ops: list[Op]) -> list[str]:
+    """The key prefixes a batch reads: its gets' and puts' namespaces only, unless it searches
+    or lists (then every item)."""
+    if any(isinstance(op, SearchOp | ListNamespacesOp) for op in ops):
+        return [PREFIX]
+    return sorted({namespace_prefix(op.namespace) for op in ops if isinstance(op, GetOp | PutOp)})
+
+
+def _id(kept: tuple[StateNode, Item] | None) -> str | None:
+    return kept[0].id if kept else None
 
 
 def _content(namespace: tuple[str, ...], key: str, value: Any) -> str:
@@ -212,7 +237,7 @@ def _content(namespace: tuple[str, ...], key: str, value: Any) -> str:
     return text
 
 
-def _summary(where: tuple[tuple[str, ...], str], content: str) -> str:
+def _summary(where: Where, content: str) -> str:
     """`users/123/prefs: {"theme":"dark"}` on one line, cut to the summary's limit."""
     namespace, key = where
     value = json.dumps(json.loads(content)["value"], ensure_ascii=False, separators=(",", ":"))

@@ -15,7 +15,7 @@ forgets, and nothing crosses into a neighbouring FlowState namespace.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -463,3 +463,36 @@ def test_a_bad_value_is_refused_and_nothing_of_the_batch_is_written(fs: FlowStat
     assert fs.history() == [] and store.search(()) == []
     with pytest.raises(UsageError, match="category"):
         FlowStateStore(fs, category="opinion")
+
+
+def test_a_put_racing_another_writer_supersedes_the_newer_value(
+    fs: FlowState, neo4j_settings: Neo4jSettings
+) -> None:
+    """Another writer puts the key between this batch's read and its commit: the commit is
+    refused (a state is superseded once), and the batch reads again and supersedes the newer
+    state, so the last put wins and every older value stays superseded."""
+    with FlowState.connect(settings=neo4j_settings, namespace=fs.namespace) as elsewhere:
+        rival = FlowStateStore(elsewhere)
+
+        class Raced(FlowStateStore):
+            raced = False
+
+            def _items(self, prefixes: Iterable[str] = ("kv_",)) -> Any:
+                found = super()._items(prefixes)
+                if not self.raced:  # once, after this batch read the key
+                    self.raced = True
+                    rival.put(("t",), "k", {"v": "rival"})
+                return found
+
+        store = FlowStateStore(fs)
+        store.put(("t",), "k", {"v": "first"})
+        Raced(fs).put(("t",), "k", {"v": "mine"})
+    assert getattr(store.get(("t",), "k"), "value", None) == {"v": "mine"}
+    key = state_key(("t",), "k")
+    # r3 was the refused first try, discarded; r4 the one that landed.
+    assert [r.id for r in fs.history()] == ["r1", "r2", "r4"] and fs.pending() == []
+    assert [s.id for s in fs.current_states(key)] == [f"r4.{key}"]
+    assert [r.superseded_by for r in fs.reveal([f"r1.{key}", f"r2.{key}"])] == [
+        [f"r2.{key}"],
+        [f"r4.{key}"],
+    ]

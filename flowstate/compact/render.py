@@ -80,7 +80,6 @@ def revealed(opened: Opened, page: int, page_chars: int) -> Result:
                 )
                 for x in r.relations
             ],
-            superseded_by=r.superseded_by,
         ).dump()
         for r in opened.states
     ]

@@ -277,7 +277,9 @@ class IndexOut(Paged):
 
 
 class RelationOut(Out):
-    type: str
+    type: str = Field(
+        description="SUPERSEDES with direction in: a newer state replaces this one (stale)"
+    )
     direction: str = Field(description="out: this state -> other; in: other -> this state")
     other: str
     removed: str | None = Field(
@@ -291,9 +293,6 @@ class StateOut(Out):
     summary: str
     content: str
     relations: list[RelationOut] = []
-    superseded_by: list[str] = Field(
-        default_factory=list, description="newer states that SUPERSEDE it: stale if any"
-    )
     part: int | None = Field(None, description="a content longer than a page comes in parts")
     parts: int | None = None
 

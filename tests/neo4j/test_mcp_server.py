@@ -342,6 +342,8 @@ def test_remember_is_one_request_in_one_call(store: Store, repo: Repository) -> 
         )
         assert newer["state_id"] == "r3.seat"
         assert "SUPERSEDED by r3.seat" in (await ok(client, "memory_index"))["text"]
+        [stale] = (await ok(client, "memory_reveal", ids=[fact["state_id"]]))["states"]
+        assert stale["relations"] == [{"type": "SUPERSEDES", "direction": "in", "other": "r3.seat"}]
         failed = await call(
             client,
             "memory_remember",

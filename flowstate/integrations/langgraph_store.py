@@ -26,9 +26,10 @@ import asyncio
 import contextlib
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Generator, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from langgraph.store.base import (
     BaseStore,
@@ -44,7 +45,10 @@ from langgraph.store.base import (
 )
 
 from flowstate.api import FlowState
+from flowstate.async_api import AsyncFlowState
+from flowstate.engine.async_session import AsyncSession
 from flowstate.engine.relevance import words
+from flowstate.engine.session import Session
 from flowstate.errors import NotFoundError, UsageError
 from flowstate.models import Category
 from flowstate.models.records import MAX_CONTENT_CHARS, MAX_SUMMARY_CHARS, StateNode
@@ -68,19 +72,117 @@ def state_key(namespace: Sequence[str], key: str) -> str:
     return namespace_prefix(namespace) + digest[:12]
 
 
-class FlowStateStore(BaseStore):
-    """LangGraph's store over `fs`'s namespace (see the module's docstring). `abatch` runs the
-    batch in a worker thread."""
+@dataclass(frozen=True)
+class _Read:
+    prefixes: tuple[str, ...]  # the current states whose keys start with one of them
 
-    def __init__(self, fs: FlowState, *, category: Category | str = Category.ENVIRONMENT) -> None:
-        if not isinstance(fs, FlowState):
-            raise UsageError(f"FlowStateStore takes a FlowState, not {type(fs).__name__}")
+
+@dataclass(frozen=True)
+class _Find:
+    query: str  # a full-text search
+
+
+@dataclass(frozen=True)
+class _Commit:
+    text: str
+    summary: str
+    shown: tuple[str, ...]  # the states it supersedes, as this store read them
+    delta: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class _Forget:
+    state_id: str
+
+
+class Hit(Protocol):
+    """A full-text hit, as `fs.search` gives it."""
+
+    id: str
+    score: float
+
+
+Need = _Read | _Find | _Commit | _Forget
+# A batch's steps: they yield what they need done and get its answer (or, for a refused
+# commit, its UsageError thrown in); `batch` and `abatch` do the I/O.
+Steps = Generator[Need, Any, list[Result]]
+
+
+class FlowStateStore(BaseStore):
+    """LangGraph's store over the namespace of `fs`, a `FlowState` or an `AsyncFlowState` (see
+    the module's docstring). With a `FlowState`, `abatch` runs the batch in a worker thread;
+    with an `AsyncFlowState`, only `abatch` (and `aget`, `aput`, ...) work, on its loop."""
+
+    def __init__(
+        self, fs: FlowState | AsyncFlowState, *, category: Category | str = Category.ENVIRONMENT
+    ) -> None:
+        if not isinstance(fs, FlowState | AsyncFlowState):
+            raise UsageError(
+                f"FlowStateStore takes a FlowState or an AsyncFlowState, not {type(fs).__name__}"
+            )
         if category not in set(Category):
             raise UsageError(f"category must be one of {', '.join(Category)}, not {category!r:.40}")
         self.fs = fs
         self.category = Category(category)
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
+        fs = self.fs
+        if not isinstance(fs, FlowState):
+            raise UsageError("a store over an AsyncFlowState is used with await: abatch, aget, ...")
+        steps, error = self._steps(ops), None
+        answer: Any = None
+        while True:
+            try:
+                need = steps.throw(error) if error else steps.send(answer)
+            except StopIteration as done:
+                return done.value
+            answer, error = None, None
+            try:
+                if isinstance(need, _Read):
+                    answer = self._read_states(need.prefixes)
+                elif isinstance(need, _Find):
+                    answer = fs.search(need.query, SEARCH_HITS)
+                elif isinstance(need, _Forget):
+                    with contextlib.suppress(NotFoundError):  # forgotten meanwhile: gone
+                        fs.forget(need.state_id)
+                else:
+                    _commit(fs.begin(need.text), need)
+            except UsageError as e:
+                error = e
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        fs = self.fs
+        if isinstance(fs, FlowState):
+            return await asyncio.to_thread(self.batch, list(ops))
+        steps, error = self._steps(ops), None
+        answer: Any = None
+        while True:
+            try:
+                need = steps.throw(error) if error else steps.send(answer)
+            except StopIteration as done:
+                return done.value
+            answer, error = None, None
+            try:
+                if isinstance(need, _Read):
+                    answer = [s for p in need.prefixes for s in await fs.current_states(p)]
+                elif isinstance(need, _Find):
+                    answer = await fs.search(need.query, SEARCH_HITS)
+                elif isinstance(need, _Forget):
+                    with contextlib.suppress(NotFoundError):
+                        await fs.forget(need.state_id)
+                else:
+                    await _acommit(await fs.begin(need.text), need)
+            except UsageError as e:
+                error = e
+
+    def _read_states(self, prefixes: Sequence[str]) -> list[StateNode]:
+        assert isinstance(self.fs, FlowState)
+        return [state for prefix in prefixes for state in self.fs.current_states(prefix)]
+
+    # --- the steps of a batch, without I/O ------------------------------------------------------
+
+    def _steps(self, ops: Iterable[Op]) -> Steps:
+        """Reads first, then writes, the last op of a key winning (as `InMemoryStore`)."""
         ops = list(ops)
         writes: dict[Where, PutOp] = {}
         for op in ops:
@@ -89,91 +191,40 @@ class FlowStateStore(BaseStore):
             if isinstance(op, PutOp):
                 writes[(tuple(op.namespace), op.key)] = op
         contents = {k: _content(*k, op.value) for k, op in writes.items() if op.value is not None}
-        items = self._items(_prefixes(ops))
-        results = [self._read(op, items) for op in ops]
+        items = _current((yield _Read(tuple(_prefixes(ops)))))
+        results: list[Result] = []
+        for op in ops:
+            hits = None
+            if isinstance(op, SearchOp) and op.query and words(op.query):
+                hits = yield _Find(op.query)
+            results.append(_read(op, items, hits))
         if contents:
-            self._put(contents, items)
+            yield from self._put(contents, items)
         for where, op in writes.items():
             current = items.get(where)
             if op.value is None and current is not None:
-                with contextlib.suppress(NotFoundError):  # forgotten meanwhile: gone already
-                    self.fs.forget(current[0].id)
+                yield _Forget(current[0].id)
         return results
 
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return await asyncio.to_thread(self.batch, list(ops))
-
-    # --- reads --------------------------------------------------------------------------------
-
-    def _items(self, prefixes: Iterable[str] = (PREFIX,)) -> Current:
-        """The current items whose state keys start with one of `prefixes` (by default every
-        item of the store), by (namespace, key), oldest first."""
-        found = {}
-        for prefix in prefixes:
-            for state in self.fs.current_states(prefix):
-                item = _item(state)
-                if item is not None:
-                    found[(item.namespace, item.key)] = (state, item)
-        return found
-
-    def _read(self, op: Op, items: Current) -> Result:
-        if isinstance(op, GetOp):
-            kept = items.get((tuple(op.namespace), op.key))
-            return kept[1] if kept else None
-        if isinstance(op, SearchOp):
-            return self._search(op, [item for _, item in items.values()])
-        if isinstance(op, ListNamespacesOp):
-            return _namespaces(op, {item.namespace for _, item in items.values()})
-        return None
-
-    def _search(self, op: SearchOp, items: list[Item]) -> list[SearchItem]:
-        n = len(op.namespace_prefix)
-        kept = [
-            item
-            for item in items
-            if item.namespace[:n] == tuple(op.namespace_prefix)
-            and all(_matches(item.value.get(k), v) for k, v in (op.filter or {}).items())
-        ]
-        scores: dict[str, float] = {}
-        if op.query and words(op.query):
-            hits = self.fs.search(op.query, SEARCH_HITS)
-            scores = {h.id.split(".", 1)[1]: h.score for h in hits if h.id.count(".") == 1}
-            by_key = {state_key(i.namespace, i.key): i for i in kept}
-            ranked = sorted((k for k in scores if k in by_key), key=lambda k: -scores[k])
-            kept = [by_key[k] for k in ranked]
-        chosen = kept[op.offset : op.offset + op.limit]
-        return [
-            SearchItem(
-                namespace=i.namespace,
-                key=i.key,
-                value=i.value,
-                created_at=i.created_at,
-                updated_at=i.updated_at,
-                score=scores.get(state_key(i.namespace, i.key)),
-            )
-            for i in chosen
-        ]
-
-    # --- writes -------------------------------------------------------------------------------
-
-    def _put(self, contents: dict[Where, str], items: Current) -> None:
+    def _put(self, contents: dict[Where, str], items: Current) -> Generator[Need, Any, None]:
         """The batch's puts as one request, each new state superseding its key's current one.
         Another writer that put one of these keys since they were read has the commit refused
         whole (a state is superseded once): the keys are read again and the newer states
         superseded, as LangGraph's stores let the last put win."""
         for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
-                self._commit(contents, items)
+                yield self._request(contents, items)
                 return
             except UsageError:
-                fresh = self._items({namespace_prefix(ns) for ns, _ in contents})
+                spaces = tuple(sorted({namespace_prefix(ns) for ns, _ in contents}))
+                fresh = _current((yield _Read(spaces)))
                 if attempt == WRITE_ATTEMPTS or all(
                     _id(fresh.get(k)) == _id(items.get(k)) for k in contents
                 ):
                     raise
                 items = fresh
 
-    def _commit(self, contents: dict[Where, str], items: Current) -> None:
+    def _request(self, contents: dict[Where, str], items: Current) -> _Commit:
         delta, shown = [], []
         for where, content in contents.items():
             add: dict[str, Any] = {
@@ -191,18 +242,87 @@ class FlowStateStore(BaseStore):
         spaces = sorted({"/".join(ns) for ns, _ in contents})
         said = f"LangGraph store: put {len(delta)} item(s) in {', '.join(spaces)}"
         summary = " ".join(said.split())[:MAX_SUMMARY_CHARS]
-        with self.fs.begin(said[:10_000]) as session:
-            try:
-                if shown:  # read by this store, as a host's search shows a state
-                    session.shown(shown)
-                recorded = session.record(delta)
-                if not recorded.applied:
-                    raise UsageError("; ".join(recorded.rejections))
-                session.commit("stored", summary)
-            except BaseException:
-                if not session.closed:
-                    session.discard()
-                raise
+        return _Commit(said[:10_000], summary, tuple(shown), tuple(delta))
+
+
+def _commit(session: Session, need: _Commit) -> None:
+    """One request for a batch's puts; discarded when any of it is refused."""
+    with session:
+        try:
+            if need.shown:  # read by this store, as a host's search shows a state
+                session.shown(need.shown)
+            recorded = session.record(need.delta)
+            if not recorded.applied:
+                raise UsageError("; ".join(recorded.rejections))
+            session.commit("stored", need.summary)
+        except BaseException:
+            if not session.closed:
+                session.discard()
+            raise
+
+
+async def _acommit(session: AsyncSession, need: _Commit) -> None:
+    async with session:
+        try:
+            if need.shown:
+                await session.shown(need.shown)
+            recorded = await session.record(need.delta)
+            if not recorded.applied:
+                raise UsageError("; ".join(recorded.rejections))
+            await session.commit("stored", need.summary)
+        except BaseException:
+            if not session.closed:
+                await session.discard()
+            raise
+
+
+def _current(states: list[StateNode]) -> Current:
+    """The items these states hold, by (namespace, key), oldest first."""
+    found = {}
+    for state in states:
+        item = _item(state)
+        if item is not None:
+            found[(item.namespace, item.key)] = (state, item)
+    return found
+
+
+def _read(op: Op, items: Current, hits: Sequence[Hit] | None) -> Result:
+    if isinstance(op, GetOp):
+        kept = items.get((tuple(op.namespace), op.key))
+        return kept[1] if kept else None
+    if isinstance(op, SearchOp):
+        return _search(op, [item for _, item in items.values()], hits)
+    if isinstance(op, ListNamespacesOp):
+        return _namespaces(op, {item.namespace for _, item in items.values()})
+    return None
+
+
+def _search(op: SearchOp, items: list[Item], hits: Sequence[Hit] | None) -> list[SearchItem]:
+    """Filtered as `InMemoryStore` filters; with full-text `hits`, only those, best first."""
+    n = len(op.namespace_prefix)
+    kept = [
+        item
+        for item in items
+        if item.namespace[:n] == tuple(op.namespace_prefix)
+        and all(_matches(item.value.get(k), v) for k, v in (op.filter or {}).items())
+    ]
+    scores: dict[str, float] = {}
+    if hits is not None:
+        scores = {h.id.split(".", 1)[1]: h.score for h in hits if h.id.count(".") == 1}
+        by_key = {state_key(i.namespace, i.key): i for i in kept}
+        ranked = sorted((k for k in scores if k in by_key), key=lambda k: -scores[k])
+        kept = [by_key[k] for k in ranked]
+    return [
+        SearchItem(
+            namespace=i.namespace,
+            key=i.key,
+            value=i.value,
+            created_at=i.created_at,
+            updated_at=i.updated_at,
+            score=scores.get(state_key(i.namespace, i.key)),
+        )
+        for i in kept[op.offset : op.offset + op.limit]
+    ]
 
 
 def _prefixes(ops: list[Op]) -> list[str]:

@@ -15,7 +15,7 @@ forgets, and nothing crosses into a neighbouring FlowState namespace.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -31,7 +31,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import InMemoryStore
 
-from flowstate import FlowState, UsageError
+from flowstate import AsyncFlowState, FlowState, UsageError
 from flowstate.integrations.langgraph_store import FlowStateStore, namespace_prefix, state_key
 from flowstate.settings import Neo4jSettings
 
@@ -477,8 +477,8 @@ def test_a_put_racing_another_writer_supersedes_the_newer_value(
         class Raced(FlowStateStore):
             raced = False
 
-            def _items(self, prefixes: Iterable[str] = ("kv_",)) -> Any:
-                found = super()._items(prefixes)
+            def _read_states(self, prefixes: Sequence[str]) -> Any:
+                found = super()._read_states(prefixes)
                 if not self.raced:  # once, after this batch read the key
                     self.raced = True
                     rival.put(("t",), "k", {"v": "rival"})
@@ -496,3 +496,38 @@ def test_a_put_racing_another_writer_supersedes_the_newer_value(
         [f"r2.{key}"],
         [f"r4.{key}"],
     ]
+
+
+def test_a_store_over_an_async_flowstate_runs_on_its_loop(
+    fs: FlowState, neo4j_settings: Neo4jSettings
+) -> None:
+    async def run() -> None:
+        async with await AsyncFlowState.connect(
+            settings=neo4j_settings, namespace=fs.namespace
+        ) as afs:
+            store = FlowStateStore(afs)
+            await store.aput(("users", "1"), "prefs", {"theme": "dark"})
+            await store.aput(("users", "1"), "prefs", {"theme": "light"})
+            await store.aput(("users", "2"), "prefs", {"theme": "dark"})
+            item = await store.aget(("users", "1"), "prefs")
+            assert item is not None and item.value == {"theme": "light"}
+            dark = await store.asearch(("users",), filter={"theme": "dark"})
+            assert [i.namespace for i in dark] == [("users", "2")]
+            found = await store.asearch(("users",), query="light")
+            assert [i.namespace for i in found] == [("users", "1")]
+            assert await store.alist_namespaces() == [("users", "1"), ("users", "2")]
+            await store.adelete(("users", "2"), "prefs")
+            got, listed = await store.abatch(
+                [
+                    GetOp(("users", "2"), "prefs"),
+                    ListNamespacesOp(match_conditions=None, max_depth=None, limit=9, offset=0),
+                ]
+            )
+            assert got is None and listed == [("users", "1")]
+            key = state_key(("users", "1"), "prefs")
+            [old] = await afs.reveal([f"r1.{key}"])
+            assert old.superseded_by == [f"r2.{key}"]
+            with pytest.raises(UsageError, match="await"):
+                store.get(("users", "1"), "prefs")
+
+    asyncio.run(run())

@@ -1,7 +1,7 @@
 """A LangGraph `BaseStore` over one FlowState namespace, so that LangMem and code written for the
 store keep working, and what they put becomes states the agent's index lists.
 
-    store = FlowStateStore(fs)                        # bound to fs.namespace, for good
+    store = FlowStateStore(fs)      # bound to its namespace for good (FlowState or AsyncFlowState)
     store.put(("users", "123"), "prefs", {"theme": "dark"})
     store.get(("users", "123"), "prefs").value       # {'theme': 'dark'}
 

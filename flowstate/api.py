@@ -33,7 +33,7 @@ from flowstate.engine.tools import Tool
 from flowstate.errors import FlowStateError, RequestHeld, UsageError
 from flowstate.llm.client import LiteLLMClient, ModelClient
 from flowstate.llm.scripted import ScriptedModel
-from flowstate.models.records import Request
+from flowstate.models.records import Request, StateNode
 from flowstate.models.views import Provenance, RecordView, RevealedState
 from flowstate.safety.redaction import Redactor
 from flowstate.safety.retention import RetentionPolicy, apply_retention
@@ -222,6 +222,14 @@ class FlowState:
             [hit.id for hit in fs.search("hotel budget")]     # ['r1.budget', ...]
         """
         return self.repository.run(self._front.search(text, limit))
+
+    def current_states(self, key_prefix: str = "") -> list[StateNode]:
+        """The committed states that no state supersedes (a superseder forgotten since still
+        counts) whose key starts with `key_prefix`, oldest first, with their content.
+
+            [s.id for s in fs.current_states("budget")]     # ['r5.budget']
+        """
+        return self.repository.run(self._front.current_states(key_prefix))
 
     # --- forgetting, retention, export and import (AsyncFlowState has the same) -------------
 

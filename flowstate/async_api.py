@@ -35,7 +35,7 @@ from flowstate.engine.tools import Tool
 from flowstate.errors import FlowStateError, RequestHeld, UsageError
 from flowstate.llm.client import ModelClient
 from flowstate.llm.scripted import ScriptedModel
-from flowstate.models.records import Request
+from flowstate.models.records import Request, StateNode
 from flowstate.models.views import Provenance, RecordView, RevealedState
 from flowstate.safety.redaction import Redactor
 from flowstate.safety.retention import RetentionPolicy, apply_retention
@@ -186,6 +186,10 @@ class AsyncFlowState:
     async def search(self, text: str, limit: int = 10) -> list[SearchHit]:
         """States whose summary or content share words with `text`, best first."""
         return await self.repository.run(self._front.search(text, limit))
+
+    async def current_states(self, key_prefix: str = "") -> list[StateNode]:
+        """The current states whose key starts with `key_prefix`, as `FlowState.current_states`."""
+        return await self.repository.run(self._front.current_states(key_prefix))
 
     async def shown_index(self, text: str | None = None) -> RenderedIndex:
         """The index a host's model is shown, brought up to date from the last call."""

@@ -93,15 +93,25 @@ bench.add_command(faults)
     is_flag=True,
     help="Also time a cold start with no Neo4j configured (starts a spare managed server).",
 )
+@click.option(
+    "--sizes",
+    is_flag=True,
+    help="Instead of timings: each tool's result size in tokens, text and structured, over "
+    "a scripted 12-call session.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @fails_cleanly
-def mcp_bench(rounds: int, neo4j_memory: str | None, unconfigured: bool, as_json: bool) -> None:
+def mcp_bench(
+    rounds: int, neo4j_memory: str | None, unconfigured: bool, sizes: bool, as_json: bool
+) -> None:
     """Time `flowstate mcp` as a host sees it: the one-fact round trip (write and read back)
-    beside a bare Bolt write in the same run, and the first answer to `initialize`.
+    beside a bare Bolt write in the same run, and the first answer to `initialize`. With
+    --sizes, what a host's model reads of each tool's result instead.
 
     \b
     Example:
       flowstate bench mcp --rounds 50 --neo4j-memory /tmp/venv/bin/mcp-neo4j-memory
+      flowstate bench mcp --sizes
     """
     import json
 
@@ -110,6 +120,12 @@ def mcp_bench(rounds: int, neo4j_memory: str | None, unconfigured: bool, as_json
     from flowstate_bench.mcp_bench import run_mcp_bench
 
     settings = resolve_database(Neo4jSettings(), LocalServerSettings(), _say)
+    if sizes:
+        from flowstate_bench import mcp_sizes
+
+        figures = mcp_sizes.report(mcp_sizes.measure(settings))
+        click.echo(json.dumps(figures, indent=2) if as_json else mcp_sizes.table(figures))
+        return
     report = run_mcp_bench(settings.uri, rounds, neo4j_memory, unconfigured)
     if as_json:
         click.echo(json.dumps(report, indent=2))

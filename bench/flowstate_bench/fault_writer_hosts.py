@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flowstate.api import FlowState
+from flowstate.compact import render
 from flowstate.errors import UsageError
 from flowstate.store import Repository, Store
 from flowstate_bench.fault_writer_jobs import (
@@ -48,7 +49,8 @@ class _SessionHost:
     async def search(self, query: str) -> str:
         hits = self.fs.search(query, SEARCHED)
         self.session.shown([h.id for h in hits])
-        return _hit_lines([h.model_dump() for h in hits])
+        return _hit_lines({h.id: render.line(h.category, h.summary, h.superseded_by, None)
+                           for h in hits})  # fmt: skip
 
     async def reveal(self, ids: list[str]) -> None:
         self.session.reveal(ids)
@@ -100,7 +102,7 @@ class _McpHost:
 
     async def search(self, query: str) -> str:
         _, out = await self._call("memory_search", query=query, request_id=self.rid, limit=SEARCHED)
-        return _hit_lines(out.get("hits", []))
+        return _hit_lines(out.get("hits", {}))
 
     async def reveal(self, ids: list[str]) -> None:
         await self._call("memory_reveal", request_id=self.rid, ids=ids)
@@ -117,13 +119,9 @@ class _McpHost:
                                  summary=summary))[0]  # fmt: skip
 
 
-def _hit_lines(hits: list[dict[str, Any]]) -> str:
-    """Search hits as the index lists states (what a host's model would read)."""
-    return "\n".join(
-        f"{h['id']} {h['summary']}"
-        + (f"  (SUPERSEDED by {h['superseded_by']})" if h.get("superseded_by") else "")
-        for h in hits
-    )
+def _hit_lines(hits: dict[str, str]) -> str:
+    """Search hits (id -> line) as the index lists states (what a host's model would read)."""
+    return "\n".join(f"{k} {v}" for k, v in hits.items())
 
 
 async def _current(host: Any) -> str:

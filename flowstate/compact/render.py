@@ -1,7 +1,7 @@
 """The front door's answers as the memory tools' results: an output model (a tool's
 structured content) and a short text block for the model, cut into pages where long.
 
-    out, text = render.search(fs.search("budget"), "budget", request_id=None)
+    out, text = render.search(fs.search("budget"), "budget")
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from flowstate.engine.driver import RunResult
 from flowstate.engine.opening import Opened
 from flowstate.engine.relevance import words
 from flowstate.errors import UsageError
+from flowstate.models import Category
 from flowstate.models.records import Request
 from flowstate.store.search import SearchHit
 
@@ -25,44 +26,33 @@ Result = tuple[s.Out, str]
 def history(requests: Sequence[Request], page: int, page_chars: int) -> Result:
     """The committed requests, one line each."""
     lines = [
-        s.HistoryLineOut(
-            id=r.id,
-            finished_at=r.finished_at.isoformat(timespec="seconds"),
-            outcome=r.outcome.value,
-            summary=r.summary,
-        )
+        {"id": r.id, "line": f"{r.finished_at.isoformat(timespec='seconds')}  {r.outcome.value}  "
+         f"{r.summary}"}
         for r in requests
-    ]
-    pages = pack([x.model_dump() for x in lines], page_chars) or [[]]
+    ]  # fmt: skip
+    pages = pack(lines, page_chars) or [[]]
     chosen = _page(pages, page)
-    out = s.HistoryOut(requests=chosen, page=page, pages=len(pages))
-    text = "\n".join(
-        f"{x['id']}  {x['finished_at']}  {x['outcome']}  {x['summary']}" for x in chosen
-    )
+    out = s.HistoryOut(requests={x["id"]: x["line"] for x in chosen}, **s.paging(page, len(pages)))
+    text = "\n".join(f"{x['id']}  {x['line']}" for x in chosen)
     return out, _footer(text or "no requests yet", page, len(pages))
 
 
-def search(hits: Sequence[SearchHit], query: str, request_id: str | None) -> Result:
+def line(category: Category, summary: str, superseded_by: str | None, removed: str | None) -> str:
+    """A state's line as the index writes it, after its id."""
+    mark = f"  (SUPERSEDED by {superseded_by}{f', {removed}' if removed else ''})"
+    return f"[{category.value}] {summary}" + (mark if superseded_by else "")
+
+
+def search(hits: Sequence[SearchHit], query: str) -> Result:
     """Search hits as index lines."""
-    out = s.SearchOut(
-        request_id=request_id,
-        words=words(query),
-        hits=[s.HitOut(**h.model_dump()) for h in hits],
-    )
-    lines = [
-        f"{h.id} [{h.category.value}] {h.summary}"
-        + (f"  (SUPERSEDED by {h.superseded_by}" if h.superseded_by else "")
-        + (f", {h.superseder_removed}" if h.superseder_removed else "")
-        + (")" if h.superseded_by else "")
-        for h in hits
-    ]
-    return out, "\n".join(lines) or f"no state matches {' '.join(out.words) or query!r}"
+    found = {h.id: line(h.category, h.summary, h.superseded_by, h.superseder_removed) for h in hits}
+    text = "\n".join(f"{k} {v}" for k, v in found.items())
+    return s.SearchOut(hits=found), text or f"no state matches {' '.join(words(query)) or query!r}"
 
 
 def commit(result: RunResult, *, already_committed: bool) -> Result:
     """A committed request."""
     out = s.CommitOut(
-        request_id=result.request_id,
         outcome=result.outcome.value,
         states_added=result.states_added,
         revealed=result.revealed,
@@ -70,12 +60,12 @@ def commit(result: RunResult, *, already_committed: bool) -> Result:
         error=result.error,
         already_committed=already_committed,
     )
-    return out, f"committed {result.request_id} ({result.outcome.value}): " + (
-        ", ".join(result.states_added) or "no states"
-    )
+    added = ", ".join(result.states_added) or "no states"
+    opened = f"; opened {', '.join(result.revealed)}" if result.revealed else ""
+    return out, f"committed {result.request_id} ({result.outcome.value}): {added}{opened}"
 
 
-def revealed(opened: Opened, request_id: str | None, page: int, page_chars: int) -> Result:
+def revealed(opened: Opened, page: int, page_chars: int) -> Result:
     """What an opening showed: states with their relations as type and id, collapsed
     requests' lines, observations, and what was not opened (on the first page)."""
     states = [
@@ -90,8 +80,7 @@ def revealed(opened: Opened, request_id: str | None, page: int, page_chars: int)
                 )
                 for x in r.relations
             ],
-            superseded_by=r.superseded_by,
-        ).model_dump()
+        ).dump()
         for r in opened.states
     ]
     observations = [
@@ -101,38 +90,29 @@ def revealed(opened: Opened, request_id: str | None, page: int, page_chars: int)
             arguments=_object(o.arguments),
             output=o.output,
             is_error=o.is_error,
-        ).model_dump()
+        ).dump()
         for o in opened.observations
     ]
     requests = [
         s.RequestLinesOut(
             id=rid,
-            states=[
-                s.LineOut(
-                    id=x.id,
-                    category=x.category.value,
-                    summary=x.summary,
-                    superseded_by=x.superseded_by,
-                    superseder_removed=x.superseder_removed,
-                )
-                for x in lines
-            ],
-        ).model_dump()
+            states={x.id: line(x.category, x.summary, x.superseded_by, x.superseder_removed)
+                    for x in lines},
+        ).dump()
         for rid, lines in opened.requests.items()
-    ]
+    ]  # fmt: skip
     pages = pack([*requests, *states, *observations], page_chars, "content", "output")
     chosen = _page(pages or [[]], page)
+    n_pages = max(1, len(pages))
     out = s.RevealOut(
-        request_id=request_id,
         states=[x for x in chosen if "content" in x],
         requests=[x for x in chosen if "states" in x],
         observations=[x for x in chosen if "output" in x],
         not_opened=opened.rejections if page == 1 else [],
-        page=page,
-        pages=max(1, len(pages)),
+        **s.paging(page, n_pages),
     )
-    body = json.dumps(out.model_dump(mode="json"), indent=1, ensure_ascii=False)
-    return out, _footer(body, page, out.pages)
+    body = json.dumps(out.dump(), indent=1, ensure_ascii=False)
+    return out, _footer(body, page, n_pages)
 
 
 def _object(arguments: str) -> dict[str, Any]:

@@ -239,24 +239,47 @@ class ForgetArgs(Args):
 
 
 # --- outputs ---------------------------------------------------------------------------------
+# A host may show its model nothing but `JSON.stringify` of the structured content (Claude Code
+# drops the text block when structured content is present), so each output is written to be
+# read as it is: no field that echoes an argument or repeats another, a listing as the lines
+# the text shows, and every field at its default left out of the dump (`Out.dump`).
 
 
 class Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    def dump(self) -> dict[str, Any]:
+        """The structured content: the fields that say something (a default says nothing)."""
+        return self.model_dump(mode="json", exclude_defaults=True)
+
 
 class Paged(Out):
-    page: int
-    pages: int
+    page: int | None = Field(None, description="this page, when the result has several")
+    pages: int | None = Field(None, description="how many pages, when more than one")
+
+
+def paging(page: int, pages: int) -> dict[str, int]:
+    """`page` / `pages` for an output: none for a result of one page."""
+    return {} if pages == 1 else {"page": page, "pages": pages}
+
+
+Line = Annotated[
+    str,
+    Field(
+        description="as the index writes it: [category] summary, and "
+        "(SUPERSEDED by rN.key) when a newer state replaces it"
+    ),
+]
 
 
 class IndexOut(Paged):
     text: str = Field(description="the index: `rN: summary` lines, then `rN.key [category] ...`")
-    request_id: str | None = Field(description="the request whose index this is, if one was named")
 
 
 class RelationOut(Out):
-    type: str
+    type: str = Field(
+        description="SUPERSEDES with direction in: a newer state replaces this one (stale)"
+    )
     direction: str = Field(description="out: this state -> other; in: other -> this state")
     other: str
     removed: str | None = Field(
@@ -269,25 +292,14 @@ class StateOut(Out):
     category: str
     summary: str
     content: str
-    relations: list[RelationOut]
-    superseded_by: list[str] = Field(description="newer states that SUPERSEDE it: stale if any")
+    relations: list[RelationOut] = []
     part: int | None = Field(None, description="a content longer than a page comes in parts")
     parts: int | None = None
 
 
-class LineOut(Out):
-    id: str
-    category: str
-    summary: str
-    superseded_by: str | None = None
-    superseder_removed: str | None = Field(
-        None, description="forgotten or expired: it stays superseded by that removed state"
-    )
-
-
 class RequestLinesOut(Out):
     id: str
-    states: list[LineOut]
+    states: dict[str, Line] = Field(description="its states: id -> line")
 
 
 class ObservationOut(Out):
@@ -295,35 +307,28 @@ class ObservationOut(Out):
     tool: str
     arguments: dict[str, Any] = Field(description="the call's arguments")
     output: str
-    is_error: bool
+    is_error: bool = False
     part: int | None = None
     parts: int | None = None
 
 
 class RevealOut(Paged):
-    request_id: str | None
-    states: list[StateOut]
-    requests: list[RequestLinesOut] = Field(description="collapsed requests: their state lines")
-    observations: list[ObservationOut] = Field(description="observations at relation ends")
-    not_opened: list[str] = Field(description="each id not opened, with the reason")
-
-
-class HitOut(Out):
-    id: str
-    request_id: str
-    category: str
-    summary: str
-    superseded_by: str | None
-    superseder_removed: str | None = Field(
-        None, description="forgotten or expired: it stays superseded by that removed state"
+    states: list[StateOut] = []
+    requests: list[RequestLinesOut] = Field(
+        default_factory=list, description="collapsed requests: their state lines"
     )
-    score: float
+    observations: list[ObservationOut] = Field(
+        default_factory=list, description="observations at relation ends"
+    )
+    not_opened: list[str] = Field(
+        default_factory=list, description="each id not opened, with the reason"
+    )
 
 
 class SearchOut(Out):
-    request_id: str | None
-    words: list[str] = Field(description="the words searched for (the query reduced to words)")
-    hits: list[HitOut] = Field(description="states found, best first; each may now be opened")
+    hits: dict[str, Line] = Field(
+        description="states found, best first: id -> line; each may now be opened"
+    )
 
 
 class BeginOut(Paged):
@@ -333,8 +338,6 @@ class BeginOut(Paged):
 
 
 class RecordOut(Out):
-    request_id: str
-    applied: bool
     states: list[str] = Field(description="ids of the states the delta added, changed or removed")
     notices: list[str] = Field(
         default_factory=list,
@@ -344,44 +347,38 @@ class RecordOut(Out):
 
 
 class ObserveOut(Out):
-    request_id: str
     observation_id: str
 
 
 class GuardOut(Out):
-    request_id: str
-    approved: bool
-    decision_id: str | None
+    decision_id: str | None = Field(None, description="the approval, as stored")
 
 
 class CommitOut(Out):
-    request_id: str
     outcome: str
-    states_added: list[str]
-    revealed: list[str]
-    dropped: list[str] = Field(description="references left out: forgotten by others meanwhile")
-    error: str | None
+    states_added: list[str] = []
+    revealed: list[str] = Field(default_factory=list, description="past states it opened")
+    dropped: list[str] = Field(
+        default_factory=list, description="references left out: forgotten by others meanwhile"
+    )
+    error: str | None = None
     already_committed: bool = Field(
-        description="true when this repeats a commit that had already landed"
+        False, description="true when this repeats a commit that had already landed"
     )
 
 
 class DiscardOut(Out):
-    request_id: str
     discarded: bool
 
 
 class RememberOut(Out):
-    request_id: str
-    state_id: str
-    states_added: list[str]
+    state_id: str = Field(description="the fact's state; its request is the part before the dot")
     already_committed: bool = Field(
         False, description="the same call was stored moments before: this is that request"
     )
 
 
 class ForgetOut(Out):
-    id: str
     nodes: int = Field(description="nodes deleted")
     relationships: int = Field(description="relationships deleted")
     superseded: dict[str, str] = Field(
@@ -395,16 +392,10 @@ class ForgetOut(Out):
 
 
 class WhyOut(Paged):
-    state_id: str
-    text: str
-
-
-class HistoryLineOut(Out):
-    id: str
-    finished_at: str
-    outcome: str
-    summary: str
+    text: str = Field(description="the state, what it rests on, their evidence and requests")
 
 
 class HistoryOut(Paged):
-    requests: list[HistoryLineOut]
+    requests: dict[str, str] = Field(
+        description="committed requests, oldest first: id -> finished_at outcome summary"
+    )

@@ -25,7 +25,7 @@ from flowstate.engine.session_core import SESSION_CONFIG
 from flowstate.engine.step import AgentConfig
 from flowstate.errors import NotFoundError, UsageError
 from flowstate.models import ids
-from flowstate.models.records import Request
+from flowstate.models.records import Request, StateNode
 from flowstate.models.views import Provenance, RecordView, RevealedState
 from flowstate.safety.redaction import Redactor
 from flowstate.store.holds import OpenRequest
@@ -81,6 +81,9 @@ class FrontCore(Generic[R]):
         if not ids.is_state_id(state_id):
             raise UsageError(f"{state_id[:60]!r} is not a state id like r3.hotel_choice")
         return (yield from provenance(self.ops, state_id, depth))
+
+    def current_states(self, key_prefix: str) -> Plan[list[StateNode]]:
+        return (yield from self.ops.current_states(key_prefix))
 
     def search(self, text: str, limit: int) -> Plan[list[SearchHit]]:
         wanted = words(text)

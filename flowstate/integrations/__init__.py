@@ -1,6 +1,7 @@
 """FlowState at the seams of agent frameworks, each module installed by its own extra:
 `flowstate.integrations.pydantic_ai` (a pydantic-ai capability, `[pydantic-ai]`),
 `flowstate.integrations.langchain` (a LangChain agent middleware, `[langchain]`),
+`flowstate.integrations.langgraph_store` (a LangGraph store, `[langchain]`),
 `flowstate.integrations.openai_agents` (a runner for the OpenAI Agents SDK, `[openai-agents]`)
 and `flowstate.integrations.adk` (a Google ADK plugin and memory service, `[adk]`).
 

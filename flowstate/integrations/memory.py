@@ -3,7 +3,7 @@ models, checked as the MCP server checks its own), their results as the MCP serv
 text, the instructions a run begins with, and the `cites` a consequential tool takes.
 
     args = parse("memory_reveal", {"ids": ["r1.budget"]})     # Refused, with the reason
-    text = revealed_text(opened, args, "r2")                    # what the model reads
+    text = revealed_text(opened, args)                          # what the model reads
 """
 
 from __future__ import annotations
@@ -133,11 +133,11 @@ def instructions(index: str, picked_up: ActiveState | None = None) -> str:
     return text
 
 
-def revealed_text(opened: Opened, args: RevealArgs, request_id: str) -> str:
+def revealed_text(opened: Opened, args: RevealArgs) -> str:
     nothing = not (opened.states or opened.requests or opened.observations)
     if nothing and opened.rejections:
         raise Refused(bounded("nothing opened: " + "; ".join(opened.rejections)))
-    return render.revealed(opened, request_id, args.page, PAGE_CHARS)[1]
+    return render.revealed(opened, args.page, PAGE_CHARS)[1]
 
 
 def recorded_text(recorded: Recorded) -> str:

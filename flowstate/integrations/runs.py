@@ -112,14 +112,14 @@ class Run:
             if isinstance(args, m.RevealArgs):
                 first = args.page == 1  # a later page re-reads what is open: no new step
                 opened = session.reveal(args.ids) if first else session.opened(args.ids)
-                return m.revealed_text(opened, args, self.request_id)
+                return m.revealed_text(opened, args)
             if isinstance(args, m.RecordArgs):
                 text = m.recorded_text(session.record(m.ops(args)))
                 self.summary = args.summary or self.summary
                 return text
             hits = self.fs.search(args.query, args.limit)
             session.shown([h.id for h in hits])
-            return render.search(hits, args.query, self.request_id)[1]
+            return render.search(hits, args.query)[1]
 
     def observe(self, tool: str, arguments: dict[str, Any], output: str, is_error: bool) -> str:
         with self._lock:
@@ -200,14 +200,14 @@ class AsyncRun:
                 if isinstance(args, m.RevealArgs):
                     first = args.page == 1
                     opened = await session.reveal(args.ids) if first else session.opened(args.ids)
-                    return m.revealed_text(opened, args, self.request_id)
+                    return m.revealed_text(opened, args)
                 if isinstance(args, m.RecordArgs):
                     text = m.recorded_text(await session.record(m.ops(args)))
                     self.summary = args.summary or self.summary
                     return text
                 hits = await self.fs.search(args.query, args.limit)
                 await session.shown([h.id for h in hits])
-                return render.search(hits, args.query, self.request_id)[1]
+                return render.search(hits, args.query)[1]
 
     async def observe(
         self, tool: str, arguments: dict[str, Any], output: str, is_error: bool

@@ -75,7 +75,7 @@ class MemoryTools:
                 out, text = getattr(self, name)(args)
             except FlowStateError as e:
                 raise Refused(bounded(str(e))) from e
-        return text, out.model_dump(mode="json")
+        return text, out.dump()
 
     def expire(self) -> list[str]:
         """Discard the requests idle for the server's --draft-ttl (between calls, never
@@ -91,9 +91,7 @@ class MemoryTools:
         rid = args.request_id
         text = self._session(rid, args.handle).index() if rid else fs.shown_index().text
         page = page_of(text, args.page, self.page_chars)
-        return s.IndexOut(text=page.text, page=page.page, pages=page.pages, request_id=rid), (
-            page.render()
-        )
+        return s.IndexOut(text=page.text, **s.paging(page.page, page.pages)), page.render()
 
     def memory_history(self, args: s.HistoryArgs) -> Result:
         return render.history(self.memory.get().history(), args.page, self.page_chars)
@@ -102,7 +100,7 @@ class MemoryTools:
         fs = self.memory.get()
         prov = fs.why(args.state_id, args.depth)
         page = page_of(prov.tree(), args.page, self.page_chars)
-        out = s.WhyOut(state_id=args.state_id, text=page.text, page=page.page, pages=page.pages)
+        out = s.WhyOut(text=page.text, **s.paging(page.page, page.pages))
         return out, page.render()
 
     def memory_search(self, args: s.SearchArgs) -> Result:
@@ -110,7 +108,7 @@ class MemoryTools:
         session = self._session(args.request_id, args.handle) if args.request_id else None
         hits = fs.search(args.query, args.limit)
         (session or self._browse(fs)).shown([h.id for h in hits])
-        return render.search(hits, args.query, args.request_id)
+        return render.search(hits, args.query)
 
     def memory_reveal(self, args: s.RevealArgs) -> Result:
         fs = self.memory.get()
@@ -151,14 +149,9 @@ class MemoryTools:
         if len(result.states_added) != 1:  # never: a fact is one state, its request kept whole
             raise UsageError(f"request {result.request_id} holds no single fact; remember again")
         [state_id] = result.states_added
-        out = s.RememberOut(
-            request_id=result.request_id,
-            state_id=state_id,
-            states_added=result.states_added,
-            already_committed=result.already_committed,
-        )
+        out = s.RememberOut(state_id=state_id, already_committed=result.already_committed)
         again = ", stored before: not stored twice" if result.already_committed else ""
-        return out, f"remembered as {state_id} (request {out.request_id}, committed{again})"
+        return out, f"remembered as {state_id} (request {result.request_id}, committed{again})"
 
     def memory_begin(self, args: s.BeginArgs) -> Result:
         session = self.memory.get().begin(args.text)
@@ -168,8 +161,7 @@ class MemoryTools:
             request_id=session.request_id,
             handle=session.handle,
             index=page.text,
-            page=page.page,
-            pages=page.pages,
+            **s.paging(page.page, page.pages),
         )
         return out, (
             f"request_id: {session.request_id}\nhandle: {session.handle}\n(pass both on every "
@@ -183,8 +175,6 @@ class MemoryTools:
         if not recorded.applied:  # each rejection says "delta rejected, nothing applied: ..."
             raise UsageError("; ".join(recorded.rejections))
         out = s.RecordOut(
-            request_id=args.request_id,
-            applied=True,
             states=recorded.states,
             notices=recorded.rejections,  # applied, yet told: e.g. an opened state went stale
         )
@@ -197,7 +187,7 @@ class MemoryTools:
             session,
             lambda x: x.observe(args.tool, args.arguments, args.output, is_error=args.is_error),
         )
-        out = s.ObserveOut(request_id=args.request_id, observation_id=oid)
+        out = s.ObserveOut(observation_id=oid)
         return out, f"kept as {oid}: cite it as evidence"
 
     def memory_guard(self, args: s.GuardArgs) -> Result:
@@ -205,7 +195,7 @@ class MemoryTools:
         verdict = self._step(session, lambda x: x.guard(args.tool, args.arguments, args.cites))
         if not verdict.approved:
             raise UsageError(f"denied (do not run {args.tool}): {verdict.reason}")
-        out = s.GuardOut(request_id=args.request_id, approved=True, decision_id=verdict.decision_id)
+        out = s.GuardOut(decision_id=verdict.decision_id)
         return out, f"approved ({verdict.decision_id}): run {args.tool} now"
 
     def memory_commit(self, args: s.CommitArgs) -> Result:
@@ -221,12 +211,10 @@ class MemoryTools:
         try:
             fs.discard(args.request_id, args.handle)
         except RequestEnded as e:  # idempotent, as annotated: a repeated discard finds it gone
-            return s.DiscardOut(request_id=args.request_id, discarded=True), (
-                f"{e}; nothing to discard again"
-            )
+            return s.DiscardOut(discarded=True), (f"{e}; nothing to discard again")
         except StoreError as e:
             raise UsageError(f"{e} Nothing was discarded: send it again shortly.") from e
-        return s.DiscardOut(request_id=args.request_id, discarded=True), (
+        return s.DiscardOut(discarded=True), (
             f"discarded {args.request_id}: nothing of it was committed"
         )
 
@@ -236,11 +224,11 @@ class MemoryTools:
             removal = fs.forget(args.id)  # what the server's sessions and browse hold goes too
         except NotFoundError:
             # Idempotent, as annotated: a call repeated (a reply lost, a retry) finds it gone.
-            return s.ForgetOut(id=args.id, nodes=0, relationships=0), (
+            return s.ForgetOut(nodes=0, relationships=0), (
                 f"nothing to forget: {args.id} is not in memory (already forgotten, or never "
                 "stored); nothing was deleted"
             )
-        out = s.ForgetOut(id=args.id, **removal.model_dump())
+        out = s.ForgetOut(**removal.model_dump())
         left = removal.left_behind()
         return out, f"forgot {args.id}: {removal.describe()} deleted" + (
             f"; {left}" if left else ""
@@ -287,4 +275,4 @@ class MemoryTools:
         return found[1]
 
     def _revealed(self, opened: Opened, args: s.RevealArgs) -> Result:
-        return render.revealed(opened, args.request_id, args.page, self.page_chars)
+        return render.revealed(opened, args.page, self.page_chars)

@@ -64,6 +64,7 @@ class Q(StrEnum):
     EXPORT_BUNDLES = "export_bundles"
     BEGIN_FACT = "begin_fact"
     SEARCH_STATES = "search_states"
+    CURRENT_STATES = "current_states"
     LEGACY_SEARCH_INDEX = "legacy_search_index"
     UNTERMED_NAMESPACES = "untermed_namespaces"
     BACKFILL_NAMESPACE_TERMS = "backfill_namespace_terms"

@@ -15,6 +15,7 @@ namespace is simply not found, and error messages name only what the caller pass
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
@@ -199,6 +200,15 @@ class Ops:
         check_id("request", request_id)
         found = [r for r in (yield from self.open_requests()) if r.request_id == request_id]
         return found[0] if found else None
+
+    def current_states(self, key_prefix: str) -> Plan[list[StateNode]]:
+        """The states no other supersedes whose key starts with `key_prefix`, oldest first."""
+        if not isinstance(key_prefix, str) or not re.fullmatch(r"[a-z0-9_]{0,64}", key_prefix):
+            raise ValidationFailed(
+                f"a key prefix is up to 64 lowercase letters, digits or '_', not {key_prefix!r:.60}"
+            )
+        rows = yield self.read(Q.CURRENT_STATES, prefix=key_prefix)
+        return [from_props(StateNode, row["state"]) for row in rows]
 
     def search(self, words: Sequence[str], limit: int = 10) -> Plan[list[SearchHit]]:
         """States whose summary or content hold any of `words` (plain lowercase words, e.g.

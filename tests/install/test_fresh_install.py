@@ -64,7 +64,7 @@ def test_the_mcp_extra_alone_serves_memory_without_litellm(
     try:
         fact, found = asyncio.run(run())
         assert fact["state_id"] == "r1.likes_green_tea"
-        assert [h["id"] for h in found["hits"]] == ["r1.likes_green_tea"]
+        assert list(found["hits"]) == ["r1.likes_green_tea"]
         index = subprocess.run(
             [flowstate, "index", "-N", namespace], env=env, capture_output=True, text=True
         )

@@ -74,14 +74,14 @@ async def book_a_hotel(client: Any) -> str:
     observed = await ok(
         client, "memory_observe", request_id="r2", tool=tool, arguments=arguments, output=output
     )
-    assert observed == {"request_id": "r2", "observation_id": "r2.o1"}
+    assert observed == {"observation_id": "r2.o1"}
     recorded = await ok(client, "memory_record", request_id="r2", delta=[HOTEL])
-    assert recorded == {"request_id": "r2", "applied": True, "states": ["r2.hotel"], "notices": []}
+    assert recorded == {"states": ["r2.hotel"]}
     committed = await ok(
         client, "memory_commit", request_id="r2", answer="Booked Casa Azul", summary="Hotel booked"
     )
     assert committed["states_added"] == ["r2.hotel"] and committed["outcome"] == "answered"
-    assert committed["already_committed"] is False
+    assert "already_committed" not in committed  # said only when it is true
     return "r2"
 
 

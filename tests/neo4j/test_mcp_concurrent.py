@@ -96,7 +96,11 @@ def test_a_second_mcp_commit_superseding_one_state_is_refused_then_revised(
         revised = [{"op": "remove", "key": "budget"}, lowered(100, newer.group(1))]
         await ok(b, "memory_record", request_id="r3", delta=revised)
         done = await ok(b, "memory_commit", request_id="r3", answer="lowered to 100")
-        assert done["states_added"] == ["r3.budget"] and done["already_committed"] is False
+        assert done == {
+            "outcome": "answered",
+            "states_added": ["r3.budget"],
+            "revealed": ["r1.budget"],
+        }
         return refused.text
 
     told = _over_mcp(store, repo.namespace, script)
@@ -120,7 +124,7 @@ def test_an_mcp_guard_is_judged_on_what_another_server_committed_before_it(
         await ok(b, "memory_record", request_id="r3", delta=[lowered(90, "r1.budget")])
         pay = {"tool": "pay_hotel", "arguments": {"amount": 140}, "cites": ["r1.budget"]}
         approved = await ok(a, "memory_guard", request_id="r2", **pay)
-        assert approved["approved"] is True  # r3's supersession is not committed yet
+        assert approved == {"decision_id": "r2.a1"}  # r3's supersession is not committed yet
         await ok(b, "memory_commit", request_id="r3", answer="lowered")
         denied = await call(a, "memory_guard", request_id="r2", **pay)
         assert denied.error and "do not run pay_hotel" in denied.text

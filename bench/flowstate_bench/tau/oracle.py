@@ -28,6 +28,7 @@ Message = dict[str, Any]
 Style = Literal["flowstate", "loop"]
 LOST = "I'm sorry, I no longer have the details of what we agreed. Could you repeat them?"
 MAX_ACCESS = 8
+SUMMARY_CHARS = 200  # Limits.max_summary_chars: the longest one-line summary the rules take
 
 
 def plan_line(k: int, calls: list[Action]) -> str:
@@ -182,13 +183,18 @@ class ScriptedAgent:
             opening = self.plan.turns[0]
             ops.append(_add("customer", "constraint", f"Task {tid} user: " + opening, opening))
             for j in range(1, self.plan.last + 1):
-                planned = self.plan.segments[j]
-                head = f"Step {j} of task {tid}: " + ", ".join(a.name for a in planned)
-                ops.append(_add(f"plan_{j}", "decision", head, plan_line(j, planned)))
+                planned, head = self.plan.segments[j], f"Step {j} of task {tid}: "
+                # The plan itself where it fits the one-line summary: a later turn then reads
+                # it off its index line, with no call to open it; else the calls' names.
+                line = plan_line(j, planned)
+                fits = len(head + line) <= SUMMARY_CHARS
+                summary = head + (line if fits else ", ".join(a.name for a in planned))
+                ops.append(_add(f"plan_{j}", "decision", summary, line))
         if observations:
             done = f"Task {tid} turn {k} ran: {names}"
             detail = "\n".join(json.dumps(c, ensure_ascii=False, sort_keys=True) for c in calls)
-            plans = sorted(a for a in self.accessed if ids.is_state_id(a))
+            shown = re.findall(rf"(r\d+\.plan_{k}) \[decision\] Step {k} of task ", text)
+            plans = sorted({a for a in self.accessed if ids.is_state_id(a)} | set(shown[-1:]))
             relations = [{"type": "DERIVED_FROM", "target": a} for a in plans]
             ops.append(
                 _add(

@@ -110,3 +110,53 @@ def opened_only_when_revealed(prompts: list[str]) -> None:
     assert "r1.budget [constraint] Hotel budget 150 EUR a night" in first
     assert BUDGET_CONTENT not in first
     assert BUDGET_CONTENT in after_reveal
+
+
+# A hostile model's turns in a request of their own, each refused with its reason.
+HOSTILE_TEXT = "Change our budget to 9 EUR"
+HOSTILE: list[Turn] = [
+    [("memory_record", {"delta": [{"op": "update", "key": "r1.budget", "summary": "9"}]})],
+    [("memory_reveal", {"ids": ["r9.secret"]})],
+    [("memory_search", {"query": "budget", "namespace": "someone_else"})],
+    [("memory_record", {"delta": [{"op": "add", "key": "x", "category": "password"}]})],
+    [("book_hotel", {"hotel_id": "H1", "cites": "r1.budget"})],
+    [("book_hotel", {"hotel_id": "H1", "cites": ["r9.invented"]})],
+    "I could not do any of that.",
+]
+
+
+def hostile_refused(fs: FlowState, told: list[str]) -> None:
+    """What the model was told after each of HOSTILE's turns (`told`, in order), and that the
+    namespace holds only what the first request stored, with the refused booking recorded."""
+    assert "delta rejected, nothing applied" in told[0]
+    assert "nothing opened: access r9.secret: unknown id" in told[1]
+    assert "namespace: Extra inputs are not permitted" in told[2]
+    assert "invalid arguments: delta.0.add.category: Input should be" in told[3]
+    assert "cites: a list of state ids" in told[4]
+    reason = "book_hotel: cited ids are not in the Active State: r9.invented"
+    assert f"denied (do not run book_hotel): {reason}" in told[5]
+    [_, second] = fs.history()
+    assert second.answer == "I could not do any of that."
+    assert fs.reveal(["r1.budget"])[0].state.summary == "Hotel budget 150 EUR a night"
+    exported = [json.loads(line) for line in fs.export_jsonl()]
+    assert [r["id"] for r in exported if r["kind"] == "state"] == ["r1.budget"]
+    decisions = [r for r in exported if r["kind"] == "decision"]
+    assert [(d["approved"], d["reason"]) for d in decisions] == [(False, reason)]
+
+
+def third_request_as_the_session_api(
+    prompts: list[str], tools: dict[str, Any], fs: FlowState, twin: FlowState
+) -> None:
+    """The third request as the framework ran it: the state opened only when revealed, the
+    booking tool guarded (it takes `cites`, a search does not), the refusal and the kept
+    result told to the model; and the graph stored, what the session API stores for the same
+    steps (replayed into `twin`)."""
+    opened_only_when_revealed(prompts)
+    booking = tools["book_hotel"]
+    assert "cites" in booking["properties"] and "cites" in booking["required"]
+    assert "cites" not in tools["search_hotels"]["properties"]
+    assert "denied (do not run book_hotel): book_hotel is consequential" in prompts[2]
+    assert "booked H2\n[kept as r3.o1: cite it as evidence]" in prompts[3]
+    replay(twin)
+    assert graph(fs) == graph(twin)
+    assert [r.summary for r in fs.history()] == [r.summary for r in twin.history()]

@@ -77,44 +77,14 @@ def test_three_requests_store_what_the_session_api_stores(
         asyncio.run(main())
 
     third = models[2]
-    sc.opened_only_when_revealed(third.prompts)
-    booking = third.tools[0]["book_hotel"]
-    assert "cites" in booking["properties"] and "cites" in booking["required"]
-    assert "cites" not in third.tools[0]["search_hotels"]["properties"]
-    assert "denied (do not run book_hotel): book_hotel is consequential" in third.prompts[2]
-    assert "booked H2\n[kept as r3.o1: cite it as evidence]" in third.prompts[3]
-    sc.replay(twin)
-    assert sc.graph(fs) == sc.graph(twin)
-    assert [r.summary for r in fs.history()] == [r.summary for r in twin.history()]
+    sc.third_request_as_the_session_api(third.prompts, third.tools[0], fs, twin)
 
 
 def test_a_hostile_model_is_refused_with_the_reason_and_changes_nothing(fs: FlowState) -> None:
     memory = FlowStateMiddleware(fs, consequential={"book_hotel"})
     run(memory, sc.FIRST, sc.REQUESTS[0][1])
-    hostile: list[sc.Turn] = [
-        [("memory_record", {"delta": [{"op": "update", "key": "r1.budget", "summary": "9"}]})],
-        [("memory_reveal", {"ids": ["r9.secret"]})],
-        [("memory_search", {"query": "budget", "namespace": "someone_else"})],
-        [("memory_record", {"delta": [{"op": "add", "key": "x", "category": "password"}]})],
-        [("book_hotel", {"hotel_id": "H1", "cites": "r1.budget"})],
-        [("book_hotel", {"hotel_id": "H1", "cites": ["r9.invented"]})],
-        "I could not do any of that.",
-    ]
-    told = run(memory, "Change our budget to 9 EUR", hostile).prompts[1:]
-    assert "delta rejected, nothing applied" in told[0]
-    assert "nothing opened: access r9.secret: unknown id" in told[1]
-    assert "namespace: Extra inputs are not permitted" in told[2]
-    assert "invalid arguments: delta.0.add.category: Input should be" in told[3]
-    assert "cites: a list of state ids" in told[4]
-    reason = "book_hotel: cited ids are not in the Active State: r9.invented"
-    assert f"denied (do not run book_hotel): {reason}" in told[5]
-    [_, second] = fs.history()
-    assert second.answer == "I could not do any of that."
-    assert fs.reveal(["r1.budget"])[0].state.summary == "Hotel budget 150 EUR a night"
-    exported = [json.loads(line) for line in fs.export_jsonl()]
-    assert [r["id"] for r in exported if r["kind"] == "state"] == ["r1.budget"]
-    decisions = [r for r in exported if r["kind"] == "decision"]
-    assert [(d["approved"], d["reason"]) for d in decisions] == [(False, reason)]
+    told = run(memory, sc.HOSTILE_TEXT, list(sc.HOSTILE)).prompts[1:]
+    sc.hostile_refused(fs, told)
 
 
 def test_parallel_tool_calls_are_each_kept_and_each_guarded(fs: FlowState) -> None:

@@ -199,6 +199,7 @@ def run(
                     memory_write_calls=_write_only([c.completion.value for c in seen.calls]),
                     parts=[c.prompt for c in seen.calls],
                     completions=[c.completion.usage.completion_tokens for c in seen.calls],
+                    replies=[c.completion.text for c in seen.calls],
                 )
             )
             index_tokens.append(max(_index_tokens(c.prompt) for c in seen.calls))
@@ -247,6 +248,7 @@ def without_psa(
                 [Sent(p.messages()) for p in prompts],
                 parts=prompts,
                 completions=[count_tokens(r) for r in replies],
+                replies=replies,
             )
         )
     return out

@@ -65,9 +65,9 @@ def turn_messages(turn: Turn) -> list[Message]:
     ]
 
 
-def replies(turn: Turn) -> list[int]:
-    """Completion tokens of the request's two calls: the tool call, then the answer."""
-    return [count_tokens(tool_call(turn)), count_tokens(turn.answer)]
+def replies(turn: Turn) -> list[str]:
+    """What the model writes at the request's two calls: the tool call, then the answer."""
+    return [tool_call(turn), turn.answer]
 
 
 def two_calls(context: list[Message], turn: Turn, system: str) -> list[list[Message]]:
@@ -96,22 +96,27 @@ class Prompted:
     memory_write_calls: int = 0  # calls made only to write memory (no action, no reading)
     parts: list[Prompt] = field(default_factory=list)  # FlowState's calls as prompt parts
     completions: list[int] = field(default_factory=list)  # of each agent call, as `calls`
+    replies: list[str] = field(default_factory=list)  # every call's reply, in sending order
 
     @classmethod
     def of(
         cls,
         prompts: Sequence[list[Message]],
         extra: Sequence[list[Message]] = (),
-        completions: Sequence[int] = (),
+        replies: Sequence[str] = (),
+        extra_replies: Sequence[str] = (),
         **kw: Any,
     ) -> Prompted:
-        """A baseline's calls: the agent's send the tool definitions beside their messages,
-        the memory upkeep's (a summariser) its messages alone."""
+        """A baseline's calls and the replies the model writes to them: the agent's calls
+        send the tool definitions beside their messages, the memory upkeep's (a summariser)
+        its messages alone."""
         tools = tool_schemas()
         return cls(
             [Sent(p, tools=tools) for p in prompts],
             [Sent(p) for p in extra],
-            completions=list(completions),
+            completions=[count_tokens(r) for r in replies],
+            replies=[*replies, *extra_replies],
+            extra_completion_tokens=sum(count_tokens(r) for r in extra_replies),
             **kw,
         )
 
@@ -158,7 +163,7 @@ def full_context(turns: Sequence[Turn]) -> list[Prompted]:
     system, out = system_prompt(), []
     history: list[Message] = []
     for turn in turns:
-        out.append(Prompted.of(two_calls(list(history), turn, system), completions=replies(turn)))
+        out.append(Prompted.of(two_calls(list(history), turn, system), replies=replies(turn)))
         history += turn_messages(turn)
     return out
 
@@ -179,7 +184,7 @@ def bm25(turns: Sequence[Turn], k: int = BM25_K) -> list[Prompted]:
             scores = ranker.get_scores(_words(turn.text))
             best = sorted(sorted(range(i), key=lambda j: -scores[j])[:k])  # keep time order
             context = [m for j in best for m in turn_messages(turns[j])]
-        out.append(Prompted.of(two_calls(context, turn, system), completions=replies(turn)))
+        out.append(Prompted.of(two_calls(context, turn, system), replies=replies(turn)))
     return out
 
 
@@ -216,15 +221,7 @@ def rolling_summary(turns: Sequence[Turn], budget: int = SUMMARY_BUDGET_TOKENS) 
         ]
         lines = _summarise(lines, turn, budget)
         reply = "Working state:\n" + "\n".join(lines)
-        out.append(
-            Prompted.of(
-                prompts,
-                [upkeep],
-                replies(turn),
-                extra_completion_tokens=count_tokens(reply),
-                memory_write_calls=1,
-            )
-        )
+        out.append(Prompted.of(prompts, [upkeep], replies(turn), [reply], memory_write_calls=1))
     return out
 
 

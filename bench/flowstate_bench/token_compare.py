@@ -53,7 +53,7 @@ def embedding_top_k(
         scores = [cosine(queries[i], vectors[j]) for j in range(i)]
         best = sorted(j for j in sorted(range(i), key=lambda j: -scores[j])[:k] if scores[j] > 0)
         context: list[Message] = [m for j in best for m in turn_messages(turns[j])]
-        out.append(Prompted.of(two_calls(context, turn, system), completions=replies(turn)))
+        out.append(Prompted.of(two_calls(context, turn, system), replies=replies(turn)))
     return out
 
 
@@ -63,7 +63,7 @@ def recency_window(turns: Sequence[Turn], n: int) -> list[Prompted]:
     system, out = system_prompt(), []
     for i, turn in enumerate(turns):
         context: list[Message] = [m for t in turns[max(0, i - n) : i] for m in turn_messages(t)]
-        out.append(Prompted.of(two_calls(context, turn, system), completions=replies(turn)))
+        out.append(Prompted.of(two_calls(context, turn, system), replies=replies(turn)))
     return out
 
 

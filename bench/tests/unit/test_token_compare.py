@@ -74,7 +74,7 @@ def test_the_matched_row_is_the_smallest_k_reaching_the_best_recall(turns, swept
 
 
 def _prompted(*prompts: list[dict[str, str]]) -> Prompted:
-    return Prompted.of([list(p) for p in prompts], completions=[7] * len(prompts))
+    return Prompted.of([list(p) for p in prompts], replies=["cat" + " cat" * 6] * len(prompts))
 
 
 def test_cache_cost_by_hand() -> None:

@@ -193,18 +193,17 @@ def tables(report: Path) -> dict[str, str]:
 
 
 def _block(name: str) -> re.Pattern[str]:
-    return re.compile(
-        rf"(<!-- tokens:{re.escape(name)} -->\n)(.*?)(\n<!-- /tokens:{name} -->)", re.S
-    )
+    name = re.escape(name)
+    return re.compile(rf"(^<!-- tokens:{name} -->\n)(.*?)(^<!-- /tokens:{name} -->$)", re.S | re.M)
 
 
 def in_page(page: str) -> dict[str, str]:
-    """The tables the page holds now, by name."""
+    """The tables the page holds now, by name (each as `tables` gives it)."""
     out = {}
     for name in TABLES:
         match = _block(name).search(page)
         if match:
-            out[name] = match.group(2)
+            out[name] = match.group(2).removesuffix("\n")
     return out
 
 
@@ -214,7 +213,7 @@ def render(page: str, generated: dict[str, str]) -> str:
         pattern = _block(name)
         if not pattern.search(page):
             raise ValueError(f"the page has no <!-- tokens:{name} --> block")
-        page = pattern.sub(lambda m, text=text: m.group(1) + text + m.group(3), page)
+        page = pattern.sub(lambda m, text=text: m.group(1) + text + "\n" + m.group(3), page)
     return page
 
 

@@ -211,9 +211,10 @@ def render(page: str, generated: dict[str, str]) -> str:
     """`page` with every marked table replaced by its generated text."""
     for name, text in generated.items():
         pattern = _block(name)
-        if not pattern.search(page):
+        match = pattern.search(page)
+        if match is None:
             raise ValueError(f"the page has no <!-- tokens:{name} --> block")
-        page = pattern.sub(lambda m, text=text: m.group(1) + text + "\n" + m.group(3), page)
+        page = page[: match.start(2)] + text + "\n" + page[match.end(2) :]
     return page
 
 

@@ -49,7 +49,7 @@ def call_cost(model: str, call: Billed, cached: bool) -> float:
     return rest * p["input"] + call.read * p["cache_read"] + call.written * p["cache_write"] + out
 
 
-def request_costs(calls: Sequence[Billed], requests: int) -> dict[str, dict[str, float]]:
+def request_costs(calls: Sequence[Billed], requests: int) -> dict[str, dict[str, Any]]:
     """Mean USD per request on each named model: without a cache, and with its provider's."""
     n = max(requests, 1)
     return {

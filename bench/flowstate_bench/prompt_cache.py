@@ -10,10 +10,10 @@ or more):
   cached; 1,300: 1,280). Cached tokens are read at a rate of the input price (10% or 50%);
   writing costs nothing extra.
 - **Breakpoints** (Anthropic): the caller marks where cached prefixes end (here: the end of
-  the system part, the end of the stable part, the end of the prompt). A prefix that ends at
-  a breakpoint and holds at least 1,024 tokens is written to the cache, billed at 1.25x the
-  input price; a later call whose prompt begins with a written prefix (at any block boundary
-  or breakpoint of its own) reads it at 10%.
+  the system part, the end of FlowState's stable part, and the end of the prompt where the
+  next call extends it). A prefix that ends at a breakpoint and holds at least 1,024 tokens
+  is written to the cache, billed at 1.25x the input price; a later call whose prompt begins
+  with a written prefix (at any block boundary or breakpoint of its own) reads it at 10%.
 
 A call is laid out as a provider receives it: the reply schema and tool definitions first,
 then the messages. Its tokens are those of `flowstate.tokens.count_request`: a prefix counts
@@ -122,24 +122,21 @@ def _head(sent: Sent) -> list[Piece]:
 
 
 def chat_layout(sent: Sent) -> Layout:
-    """A chat transcript (the baselines): breakpoints at the end of the system part (schema,
-    tools, the leading system messages) and at the end of the prompt, which the request's
-    next call extends."""
+    """A chat transcript (the baselines): a breakpoint at the end of the system part (schema,
+    tools, the leading system messages)."""
     head, messages = _head(sent), _message_pieces(sent.messages)
     pieces = (*head, *messages)
     system = len(head) + next(
         (i for i, p in enumerate(messages) if p.marker != "system"), len(messages)
     )
     marks = [(system - 1, len(pieces[system - 1].text))] if system else []
-    if pieces:
-        marks.append((len(pieces) - 1, len(pieces[-1].text)))
-    return Layout(pieces, tuple(dict.fromkeys(marks)), sent.tokens())
+    return Layout(pieces, tuple(marks), sent.tokens())
 
 
 def flowstate_layout(sent: Sent, prompt: Prompt) -> Layout:
-    """A FlowState call: breakpoints at the end of the system part, at the end of the stable
-    part (the leading parts a request does not change: protocol, tools, index, request), and
-    at the end of the prompt."""
+    """A FlowState call: breakpoints at the end of the system part and at the end of the
+    stable part (the leading parts a request does not change: protocol, tools, index,
+    request)."""
     layout = chat_layout(sent)
     pieces = layout.pieces
     user = next((i for i, p in enumerate(pieces) if p.marker == "user"), None)
@@ -152,14 +149,30 @@ def flowstate_layout(sent: Sent, prompt: Prompt) -> Layout:
         stable += 1
     marks = list(layout.breakpoints)
     if 0 < stable < len(names):
-        chars = len("\n\n".join(rendered[:stable]))
-        if pieces[user].text.startswith("\n\n".join(rendered[:stable])):
-            marks.append((user, chars))
+        head = "\n\n".join(rendered[:stable])
+        if pieces[user].text.startswith(head):
+            marks.append((user, len(head)))
     return Layout(pieces, tuple(sorted(dict.fromkeys(marks))), layout.tokens)
 
 
 def layout_of(sent: Sent, prompt: Prompt | None = None) -> Layout:
     return flowstate_layout(sent, prompt) if prompt is not None else chat_layout(sent)
+
+
+def with_appended(layouts: Sequence[Layout]) -> list[Layout]:
+    """A strategy's layouts in sending order, each with a breakpoint at the end of its prompt
+    where the next call begins with that whole prompt (an append-only transcript: its caller
+    knows the next call extends it), and none where it does not (a breakpoint there would
+    only pay the write)."""
+    out = []
+    for layout, after in zip(layouts, [*layouts[1:], None], strict=True):
+        n = len(layout.pieces)
+        if after is not None and n and after.pieces[:n] == layout.pieces:
+            end = (n - 1, len(layout.pieces[-1].text))
+            marks = tuple(sorted({*layout.breakpoints, end}))
+            layout = Layout(layout.pieces, marks, layout.tokens)
+        out.append(layout)
+    return out
 
 
 @dataclass(frozen=True)
@@ -250,6 +263,8 @@ def _common(a: str, b: str) -> int:
 
 
 def bill_calls(calls: Sequence[tuple[Layout, int]]) -> list[Billed]:
-    """Both caches over calls in sending order: (layout, completion tokens) each."""
+    """Both caches over one strategy's calls in sending order: (layout, completion tokens)
+    each, the end-of-prompt breakpoints placed by `with_appended`."""
     run = CacheRun()
-    return [run.bill(layout, completion) for layout, completion in calls]
+    layouts = with_appended([layout for layout, _ in calls])
+    return [run.bill(layout, n) for layout, (_, n) in zip(layouts, calls, strict=True)]

@@ -23,7 +23,7 @@ from typing import Any
 
 from flowstate_bench import prices
 from flowstate_bench.embedding import LOCAL_MODEL, Embedder, cosine
-from flowstate_bench.prompt_cache import RATES, Billed, CacheRun, layout_of
+from flowstate_bench.prompt_cache import RATES, Billed, Layout, bill_calls, layout_of
 from flowstate_bench.scenarios import Turn
 from flowstate_bench.strategies import (
     Message,
@@ -124,14 +124,19 @@ def call_costs(runs: Sequence[Prompted]) -> list[list[Billed]]:
     """Per request, per call in sending order (the agent's calls, then its memory upkeep):
     the call under both cache models (`prompt_cache`), every earlier call of the strategy
     within the cache's lifetime."""
-    cache = CacheRun()
-    out = []
+    layouts: list[Layout] = []
+    completions: list[int] = []
     for run in runs:
         parts = [*run.parts, *[None] * (len(run.calls) - len(run.parts))]
-        layouts = [layout_of(c, p) for c, p in zip(run.calls, parts, strict=True)]
+        layouts += [layout_of(c, p) for c, p in zip(run.calls, parts, strict=True)]
         layouts += [layout_of(c) for c in run.extra]
-        completions = run.call_completions()
-        out.append([cache.bill(lay, n) for lay, n in zip(layouts, completions, strict=True)])
+        completions += run.call_completions()
+    billed = bill_calls(list(zip(layouts, completions, strict=True)))
+    out, i = [], 0
+    for run in runs:
+        n = len(run.calls) + len(run.extra)
+        out.append(billed[i : i + n])
+        i += n
     return out
 
 

@@ -67,19 +67,32 @@ def test_the_cache_reuses_any_earlier_call_not_only_the_previous_one() -> None:
     assert bills[2].shared == 1_500 + FRAMING and bills[2].cached == 1_408
 
 
-def test_breakpoints_write_at_the_system_part_and_the_prompt_end_and_read_them_later() -> None:
+def test_breakpoints_write_where_the_next_call_extends_the_prompt_and_read_it_later() -> None:
     system = words(1_200 - FRAMING)
     growing = [{"role": "system", "content": system}, {"role": "user", "content": words(300)}]
     first = Sent(growing)
     second = Sent([*growing, {"role": "assistant", "content": "ok"}])
-    a, b = bill_calls([(chat_layout(first), 0), (chat_layout(second), 0)])
+    third = Sent([*second.messages, {"role": "user", "content": "go"}])
+    a, b, c = bill_calls([(chat_layout(s), 0) for s in (first, second, third)])
     whole = 1_200 + 300 + FRAMING
-    # First call: nothing to read; the prompt up to its end (>= 1,024 tokens) is written.
+    # First call: nothing to read; the second extends it, so its whole prompt is written.
     assert (a.read, a.written) == (0, whole)
-    # Second call: the first call's prompt is its prefix, read at 10%; only the new message
-    # (framing 3 + role 1 + "ok" 1) is written.
+    # Second call: the first call's prompt is its prefix, read at 10%; the new message
+    # (framing 3 + role 1 + "ok" 1) is written, as the third extends it.
     assert (b.read, b.written) == (whole, 5)
     assert b.breakpoint_input == pytest.approx(0.1 * whole + 1.25 * 5 + (b.tokens - whole - 5))
+    # Third call: reads the second's prompt; nothing extends it, so nothing more is written.
+    assert (c.read, c.written) == (whole + 5, 0)
+
+
+def test_a_re_rendered_prompt_writes_only_its_system_part() -> None:
+    """Where the next call does not extend a prompt, a breakpoint at its end would only pay
+    the write: the system part (1,200 tokens) is written once and read after."""
+    system = words(1_200 - FRAMING)
+    calls = [call(system, words(300 + n)) for n in range(3)]  # the user part re-rendered
+    a, b, c = bill_calls([(chat_layout(s), 0) for s in calls])
+    assert (a.read, a.written) == (0, 1_200)
+    assert (b.read, b.written) == (c.read, c.written) == (1_200, 0)
 
 
 def test_a_breakpoint_prefix_below_1024_tokens_is_never_written() -> None:

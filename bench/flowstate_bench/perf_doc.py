@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from flowstate_bench.token_report import name as label
 from flowstate_bench.token_report import table
 
 Tokens = dict[str, Any]
@@ -47,8 +48,7 @@ def _suite(tokens: Tokens) -> list[str]:
 
 def _split(tokens: Tokens) -> list[str]:
     """Per depth: prompt and completion tokens per request apart."""
-    header = ["depth", *[n.replace("flowstate", "FlowState").replace("_", " ")
-                         for n in FIXED_ROW]]  # fmt: skip
+    header = ["depth", *[label(n) for n in FIXED_ROW]]
     rows = [
         [
             depth,
@@ -138,7 +138,7 @@ def _cache(block: Tokens) -> list[str]:
             f"{n}@{matched[n]['k']}" if matched[n]["reached"] else None
             for n in ("recency_window", "bm25", "embedding")
         ]
-        for model, label in MODELS:
+        for model, cache_name in MODELS:
             cells = []
             for name in CACHED:
                 f = per.get(name)
@@ -151,15 +151,14 @@ def _cache(block: Tokens) -> list[str]:
                 f"{_effective(per[key], model):,.0f} (k = {key.split('@')[1]})"
                 for key in swept
             ]  # fmt: skip
-            rows.append([f"{depth}, {label}", *cells, " / ".join(at_k)])
+            rows.append([f"{depth}, {cache_name}", *cells, " / ".join(at_k)])
     return table(header, rows)
 
 
 def _prices(block: Tokens) -> list[str]:
     """Per depth: USD per 1,000 requests on each named model, no cache / its provider's."""
     depth = list(block["cache"])
-    header = ["depth", "model", *[n.replace("flowstate", "FlowState").replace("_", " ")
-                                  for n in CACHED]]  # fmt: skip
+    header = ["depth", "model", *[label(n) for n in CACHED]]
     rows = []
     for d in depth:
         per = block["cache"][d]

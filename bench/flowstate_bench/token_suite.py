@@ -194,8 +194,9 @@ def run_suite(
             )
         figures["flowstate"]["index_tokens_max"] = max(fs.index_tokens[:depth])
         figures["flowstate"]["index_budget"] = fs.index_budget
-        figures["flowstate"] |= prompt_costs(fs.psa[:depth])
-        figures["flowstate"]["call_kinds"] = call_kinds(fs.psa[:depth])
+        for name in ("flowstate", "flowstate_reader"):  # both agents: parts and call kinds
+            runs = per_strategy[name][:depth]
+            figures[name] |= prompt_costs(runs) | {"call_kinds": call_kinds(runs)}
         by_depth[str(depth)] = figures
     say("token suite: BM25, embedding and recency window swept over k; prompt-cache-aware cost")
     comparison = compare(turns, per_strategy, depths)

@@ -11,7 +11,9 @@ reply format, tools and framing.
 
 Provider prompt caching (OpenAI, Anthropic, Gemini) reuses the longest prefix a call shares
 byte for byte with an earlier one; `shared_prefix` measures it between consecutive calls, the
-schema and tool definitions first (providers put them ahead of the messages).
+schema and tool definitions first (providers put them ahead of the messages). It is an upper
+bound on what a provider bills at its cached rate: providers cache a prefix only from 1,024
+tokens (OpenAI in steps of 128; the benchmarks apply these rules).
 """
 
 from __future__ import annotations

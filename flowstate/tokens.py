@@ -113,7 +113,11 @@ def count_messages(messages: Iterable[Mapping[str, Any]], model: str | None = No
     for message in messages:
         total += TOKENS_PER_MESSAGE
         for key, value in message.items():
-            total += count_tokens(_text_of(value), model)
+            if key == "tool_calls":
+                total += sum(count_tokens(a, model) for a in _call_arguments(value))
+                continue
+            text = _text_of(value) if key == "content" else _field_text(value)
+            total += count_tokens(text, model)
             if key == "name":
                 total += TOKENS_PER_NAME
     return total
@@ -142,6 +146,26 @@ def count_request(
 
 def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _call_arguments(calls: Any) -> list[str]:
+    """The argument strings of an assistant's tool calls: what OpenAI's accounting (as
+    litellm's `token_counter` implements it) bills of them; their names are billed with the
+    tool definitions."""
+    out = []
+    for call in calls or ():
+        function = call.get("function") if isinstance(call, Mapping) else None
+        arguments = function.get("arguments") if isinstance(function, Mapping) else None
+        out.append(arguments if isinstance(arguments, str) else compact_json(arguments))
+    return out
+
+
+def _field_text(value: Any) -> str:
+    """A message field other than its content (role, name, tool_call_id) as sent: strings as
+    they are, anything else as compact JSON."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else compact_json(value)
 
 
 def _text_of(value: Any) -> str:

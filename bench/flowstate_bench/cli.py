@@ -164,3 +164,63 @@ def mcp_bench(rounds: int, neo4j_memory: str | None, unconfigured: bool, as_json
 def _say(message: str) -> None:
     """Which Neo4j is used, on stderr: stdout carries the figures (`--json`)."""
     click.echo(message, err=True)
+
+
+@bench.command(name="upkeep")
+@click.option(
+    "--requests",
+    type=click.IntRange(1, 8),
+    default=8,
+    show_default=True,
+    help="How many of the demo's requests to write.",
+)
+@click.option(
+    "--system",
+    "systems",
+    type=click.Choice(["mem0", "graphiti"]),
+    multiple=True,
+    help="Measure only these memory systems [both].",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("bench-out"),
+    show_default=True,
+    help="Folder for upkeep.json.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@fails_cleanly
+def upkeep(requests: int, systems: tuple[str, ...], out: Path, as_json: bool) -> None:
+    """What keeping memory costs per request: FlowState's memory lines and the protocol's
+    writing part, beside the real write paths of Mem0 and Graphiti, their model calls answered
+    by a script that extracts the same facts (needs the bench's `upkeep` extra).
+
+    \b
+    Example:
+      pip install 'flowstate-memory-bench[upkeep]'
+      flowstate bench upkeep --out bench-out
+    """
+    import json
+
+    from flowstate.errors import UsageError
+    from flowstate.local.embedded import resolve_database
+    from flowstate.settings import LocalServerSettings, Neo4jSettings
+    from flowstate.store import Store
+    from flowstate_bench.upkeep.run import missing_systems, run_upkeep, table, write_report
+
+    chosen = systems or ("mem0", "graphiti")
+    if missing := missing_systems(chosen):
+        raise UsageError(
+            f"not installed: {', '.join(missing)}; pip install 'flowstate-memory-bench[upkeep]'"
+        )
+    settings = resolve_database(Neo4jSettings(), LocalServerSettings(), _say)
+    with Store.connect(settings) as store:
+        report = run_upkeep(store, settings, requests, chosen)
+    path = write_report(report, out)
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+        return
+    click.echo("Tokens per write, prompt plus completion (embeddings apart):")
+    for line in table(report):
+        click.echo(line)
+    click.echo(f"JSON: {path}")

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
 
+from flowstate.engine.step import AgentConfig
 from flowstate_bench.strategy_names import LOCAL_EMBEDDING
 
 
@@ -85,7 +86,7 @@ def shared_options(fn: F) -> F:
         click.option(
             "--prefetch-states",
             type=click.IntRange(0, 64),
-            default=0,
+            default=AgentConfig().prefetch_states,
             show_default=True,
             help="FlowState opens this many best-matching past states before the first call.",
         ),

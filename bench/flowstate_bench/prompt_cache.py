@@ -33,11 +33,12 @@ from functools import lru_cache
 from typing import Any
 
 from flowstate.engine.prompt import INDEX, PROTOCOL, REQUEST, TOOLS, Prompt
+from flowstate.engine.prompt_costs import CACHE_MIN_TOKENS, CACHE_STEP, cached_tokens
 from flowstate.llm.client import Sent
 from flowstate.tokens import TOKENS_PER_MESSAGE, compact_json, count_tokens
 
-MIN_CACHED = 1_024  # OpenAI, and Anthropic's Sonnet and Opus models
-STEP = 128  # OpenAI caches in steps of 128 tokens
+MIN_CACHED = CACHE_MIN_TOKENS  # 1,024: OpenAI, and Anthropic's Sonnet and Opus models
+STEP = CACHE_STEP  # 128: OpenAI caches in steps of 128 tokens
 RATES = (0.1, 0.5)  # cached reads as a share of the input price
 WRITE_RATE = 1.25  # Anthropic: a cache write costs 1.25x the input price
 READ_RATE = 0.1  # Anthropic: a cache read costs 10%
@@ -46,8 +47,9 @@ STABLE_PARTS = frozenset({PROTOCOL, TOOLS, INDEX, REQUEST})
 
 
 def automatic_cached(shared: int) -> int:
-    """Tokens an automatic cache bills at the cached rate for a shared prefix of `shared`."""
-    return 0 if shared < MIN_CACHED else shared - shared % STEP
+    """Tokens an automatic cache bills at the cached rate for a shared prefix of `shared`
+    (the library's rule, `flowstate.engine.prompt_costs.cached_tokens`)."""
+    return cached_tokens(shared)
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from flowstate.api import FlowState
-from flowstate.demo.runner import run_demo
-from flowstate.demo.scenario import EXPECTED_TOTAL_EUR, scripted_policy
+from flowstate.demo.runner import run_scripted_demo
+from flowstate.demo.scenario import EXPECTED_TOTAL_EUR
 from flowstate.engine.prompt_costs import fixed_price, total_parts
-from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate.store import Store
 from flowstate_bench import (
     flowstate_strategy,
@@ -100,27 +99,26 @@ def prompt_costs(runs: Sequence[Prompted]) -> dict[str, Any]:
 
 
 def demo_figures(store: Store) -> dict[str, Any]:
-    """`flowstate demo` in a namespace of its own: its totals, and whether it still reached
-    the expected answer."""
+    """`flowstate demo` in a namespace of its own, beside the plain tool-calling agent: its
+    totals, and whether it still reached the expected answer."""
     name = f"bench_demo_{uuid.uuid4().hex[:8]}"
     fs = FlowState(store, name)
-    model = ScriptedModel.policy(name, scripted_policy)
     try:
-        demo = run_demo(fs, model.client())
+        demo = run_scripted_demo(fs, name=name)
     finally:
-        unregister(name)
         fs.repository.forget_namespace(force=True)
     return demo.as_dict()["totals"] | {
         "rows": [
             {
                 "request": r.request_id,
-                "prompt_tokens": r.prompt_tokens,
-                "full_history_tokens": r.full_history_tokens,
-                "steps": r.steps,
+                "flowstate_tokens": r.flowstate.tokens,
+                "plain_tokens": r.plain.tokens,
+                "calls": r.flowstate.calls,
+                "plain_calls": r.plain.calls,
             }
             for r in demo.rows
         ],  # fmt: skip
-        "calls": sum(r.steps for r in demo.rows),
+        "calls": demo.flowstate.calls,
         "same_answer": f"total {EXPECTED_TOTAL_EUR} EUR" in demo.rows[-1].answer,
     }
 

@@ -10,7 +10,9 @@ shows up as a wrong answer.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 from flowstate.demo.view import PromptView, parse
@@ -30,7 +32,8 @@ REQUESTS = [
 
 
 def _j(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    """A state's content: a string as it is, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def add(key: str, category: str, summary: str, content: Any, relations=(), evidence=()) -> dict:  # noqa: ANN001
@@ -65,24 +68,64 @@ def needs(v: PromptView, *keys: str) -> dict | None:
     return {"access": missing} if missing else None
 
 
+def ran(v: PromptView, tool_name: str) -> bool:
+    return tool_name in {t for t, _ in v.observations.values()}
+
+
+# What later requests read off index lines, as the summaries below write them.
+_TRIP = re.compile(r"^(?P<city>[^,]+), (?P<check_in>[\d-]+) to (?P<check_out>[\d-]+)")
+_BOOKING = re.compile(
+    r"^Booked (?P<hotel>.+) \((?P<district>[^)]+)\) (?P<check_in>[\d-]+)\.\.(?P<check_out>"
+    r"[\d-]+), (?P<price_per_night>\d+) EUR/night, ref (?P<ref>\S+)$"
+)
+_FLIGHT = re.compile(r"^Flight (?P<id>\w+) .*, (?P<price>\d+) EUR pp$")
+_DINNER = re.compile(
+    r"^Dinner (?P<date>[\d-]+) at (?P<name>.+) \((?P<price_per_person>\d+) EUR pp\)$"
+)
+
+
+def read(v: PromptView, key: str, pattern: re.Pattern[str]) -> dict[str, Any]:
+    """The fields an index line's summary carries (LookupError when it does not)."""
+    found = pattern.match(v.summary(key))
+    if found is None:
+        raise LookupError(f"the index line of {key} does not read as expected")
+    return {k: int(x) if x.isdigit() else x for k, x in found.groupdict().items()}
+
+
+def trip_of(v: PromptView) -> dict[str, Any]:
+    return read(v, "trip", _TRIP)
+
+
+def travellers_of(v: PromptView) -> list[str]:
+    return v.summary("travellers").removeprefix("Travellers: ").split(", ")
+
+
+def nights(check_in: str, check_out: str) -> int:
+    return (date.fromisoformat(check_out) - date.fromisoformat(check_in)).days
+
+
+def plan_text(booking: dict, nights: int, flight: dict, dinner: dict, n: int) -> str:
+    """The closing plan, both agents' words: the bookings and the group's total."""
+    hotel = booking["price_per_night"] * nights
+    total = hotel + flight["price"] * n + dinner["price_per_person"] * n
+    return (
+        f"{n} travellers; hotel {booking['hotel']} ({booking['ref']}) {hotel} EUR; flight "
+        f"{flight['id']} {flight['price'] * n} EUR; dinner at {dinner['name']} "
+        f"{dinner['price_per_person'] * n} EUR; total {total} EUR"
+    )
+
+
 def r1(v: PromptView) -> dict:
     return {
         "delta": [
             add(
                 "trip",
                 "constraint",
-                "Lisbon, 12-15 June 2027 (3 nights)",
-                {
-                    "city": "Lisbon",
-                    "check_in": "2027-06-12",
-                    "check_out": "2027-06-15",
-                    "nights": 3,
-                },
+                "Lisbon, 2027-06-12 to 2027-06-15 (3 nights)",
+                {"city": "Lisbon", "check_in": "2027-06-12", "check_out": "2027-06-15"},
             ),
-            add("travellers", "constraint", "Travellers: Ana", {"travellers": ["Ana"]}),
-            add(
-                "hotel_style", "preference", "Prefers small boutique hotels", {"style": "boutique"}
-            ),
+            add("travellers", "constraint", "Travellers: Ana", ["Ana"]),
+            add("hotel_style", "preference", "Prefers small boutique hotels", "boutique"),
             add("diet", "preference", "Ana is vegetarian", {"vegetarian": ["Ana"]}),
         ],
         **final(
@@ -93,27 +136,23 @@ def r1(v: PromptView) -> dict:
 
 
 def r2(v: PromptView) -> dict:
-    if step := needs(v, "trip", "hotel_style"):
-        return step
-    trip, style = v.content("trip"), v.content("hotel_style")
-    if "search_hotels" not in {t for t, _ in v.observations.values()}:
+    city, style = trip_of(v)["city"], v.summary("hotel_style")
+    style = next(s for s in ("boutique", "business", "hostel") if s in style)
+    if not ran(v, "search_hotels"):
         return {
-            "delta": [
-                add("budget", "constraint", "Hotel budget 150 EUR/night", {"max_per_night": 150})
-            ],
-            "action": tool(
-                "search_hotels", city=trip["city"], max_price_per_night=150, style=style["style"]
-            ),
+            "delta": [add("budget", "constraint", "Hotel budget 150 EUR/night", 150)],
+            "action": tool("search_hotels", city=city, max_price_per_night=150, style=style),
         }
     hotels = v.last_output("search_hotels")
     names = ", ".join(f"{h['name']} ({h['price_per_night']} EUR)" for h in hotels)
+    kept = ("id", "name", "district", "price_per_night", "step_free")
     return {
         "delta": [
             add(
                 "hotel_options",
                 "environment",
-                f"{len(hotels)} boutique hotels fit: {names}",
-                hotels,
+                f"{len(hotels)} {style} hotels fit: {names}",
+                [{k: h[k] for k in kept} for h in hotels],
                 [("DEPENDS_ON", "budget"), ("DEPENDS_ON", v.current("hotel_style"))],
                 [v.last_observation("search_hotels")],
             )
@@ -123,25 +162,24 @@ def r2(v: PromptView) -> dict:
 
 
 def r3(v: PromptView) -> dict:
-    if step := needs(v, "hotel_options", "travellers"):
+    if step := needs(v, "hotel_options"):
         return step
-    options, people = v.content("hotel_options"), v.content("travellers")["travellers"]
-    fit = [h for h in options if h["step_free"]]
-    pick = min(fit, key=lambda h: h["price_per_night"])
+    options, people = v.content("hotel_options"), travellers_of(v)
+    pick = min((h for h in options if h["step_free"]), key=lambda h: h["price_per_night"])
     return {
         "delta": [
             add(
                 "travellers",
                 "constraint",
                 f"Travellers: {', '.join([*people, 'Ben'])}",
-                {"travellers": [*people, "Ben"]},
+                [*people, "Ben"],
                 [("SUPERSEDES", v.current("travellers"))],
             ),
             add(
                 "step_free",
                 "constraint",
                 "Everything must be step-free (Ben uses a wheelchair)",
-                {"step_free": True},
+                True,
             ),
             add(
                 "hotel_choice",
@@ -160,11 +198,14 @@ def r3(v: PromptView) -> dict:
 
 
 def r4(v: PromptView) -> dict:
+    # A consequential call cites states that are open: what the booking relies on.
     if step := needs(v, "hotel_choice", "travellers", "trip"):
         return step
-    hotel, trip = v.content("hotel_choice"), v.content("trip")
+    hotel, trip = v.content("hotel_choice"), trip_of(v)
+    if not ran(v, "hotel_details"):
+        return {"action": tool("hotel_details", hotel_id=hotel["id"])}
     cites = [v.current(k) for k in ("hotel_choice", "travellers", "trip")]
-    if "book_hotel" not in {t for t, _ in v.observations.values()}:
+    if not ran(v, "book_hotel"):
         return {
             "action": tool(
                 "book_hotel",
@@ -172,19 +213,20 @@ def r4(v: PromptView) -> dict:
                 hotel_id=hotel["id"],
                 check_in=trip["check_in"],
                 check_out=trip["check_out"],
-                guests=v.content("travellers")["travellers"],
+                guests=travellers_of(v),
             )
         }
     booking = v.last_output("book_hotel")
-    booking |= {"price_per_night": hotel["price_per_night"], "district": hotel["district"]}
+    kept = ("ref", "hotel", "hotel_id", "check_in", "check_out", "guests", "price_per_night")
     return {
         "delta": [
             add(
                 "hotel_booking",
                 "artifact",
-                f"Booked {booking['hotel']} {booking['check_in']}..{booking['check_out']}, "
+                f"Booked {booking['hotel']} ({hotel['district']}) {booking['check_in']}.."
+                f"{booking['check_out']}, {booking['price_per_night']} EUR/night, "
                 f"ref {booking['ref']}",
-                booking,
+                {k: booking[k] for k in kept},
                 [("DEPENDS_ON", v.current("hotel_choice"))],
                 [v.last_observation("book_hotel")],
             )
@@ -198,9 +240,7 @@ def r4(v: PromptView) -> dict:
 
 
 def r5(v: PromptView) -> dict:
-    if step := needs(v, "budget", "hotel_booking"):
-        return step
-    booking = v.content("hotel_booking")
+    booking = read(v, "hotel_booking", _BOOKING)
     over = booking["price_per_night"] > 120
     keep = (
         f"Keep booking {booking['ref']} ({booking['price_per_night']} EUR/night, already "
@@ -212,14 +252,14 @@ def r5(v: PromptView) -> dict:
                 "budget",
                 "constraint",
                 "Hotel budget now 120 EUR/night",
-                {"max_per_night": 120},
+                120,
                 [("SUPERSEDES", v.current("budget"))],
             ),
             add(
                 "keep_booking",
                 "decision",
                 keep,
-                {"keep": booking["ref"], "over_new_budget": over},
+                booking["ref"],
                 [("DEPENDS_ON", v.current("hotel_booking")), ("DEPENDS_ON", "budget")],
             ),
         ],
@@ -233,10 +273,8 @@ def r5(v: PromptView) -> dict:
 
 
 def r6(v: PromptView) -> dict:
-    if step := needs(v, "trip", "travellers"):
-        return step
-    trip = v.content("trip")
-    if "search_flights" not in {t for t, _ in v.observations.values()}:
+    trip = trip_of(v)
+    if not ran(v, "search_flights"):
         return {
             "action": tool(
                 "search_flights", origin="Berlin", destination=trip["city"], date=trip["check_in"]
@@ -244,15 +282,16 @@ def r6(v: PromptView) -> dict:
         }
     morning = [f for f in v.last_output("search_flights") if f["arrives"] < "12:00"]
     pick = min(morning, key=lambda f: f["price"])
-    people = v.content("travellers")["travellers"]
+    people = travellers_of(v)
+    kept = ("id", "airline", "flight_no", "date", "departs", "arrives", "price")
     return {
         "delta": [
             add(
                 "outbound_flight",
                 "decision",
-                f"Flight {pick['id']} Berlin {pick['departs']} -> Lisbon {pick['arrives']}, "
-                f"{pick['price']} EUR pp",
-                pick | {"passengers": people},
+                f"Flight {pick['id']} Berlin {pick['departs']} -> {trip['city']} "
+                f"{pick['arrives']}, {pick['price']} EUR pp",
+                {k: pick[k] for k in kept} | {"passengers": people},
                 [("DEPENDS_ON", v.current("trip"))],
                 [v.last_observation("search_flights")],
             )
@@ -266,19 +305,20 @@ def r6(v: PromptView) -> dict:
 
 
 def r7(v: PromptView) -> dict:
-    if step := needs(v, "hotel_booking", "diet", "step_free"):
-        return step
-    booking = v.content("hotel_booking")
-    if "search_restaurants" not in {t for t, _ in v.observations.values()}:
+    booking = read(v, "hotel_booking", _BOOKING)
+    vegetarian = "vegetarian" in v.summary("diet")
+    step_free = v.current("step_free") is not None
+    if not ran(v, "search_restaurants"):
         return {
             "action": tool(
                 "search_restaurants",
                 district=booking["district"],
-                vegetarian=bool(v.content("diet")["vegetarian"]),
-                step_free=v.content("step_free")["step_free"],
+                vegetarian=vegetarian,
+                step_free=step_free,
             )
         }
     pick = v.last_output("search_restaurants")[0]
+    kept = ("id", "name", "district", "price_per_person", "address")
     return {
         "delta": [
             add(
@@ -286,7 +326,7 @@ def r7(v: PromptView) -> dict:
                 "artifact",
                 f"Dinner {booking['check_in']} at {pick['name']} "
                 f"({pick['price_per_person']} EUR pp)",
-                pick | {"date": booking["check_in"]},
+                {k: pick[k] for k in kept} | {"date": booking["check_in"]},
                 [("DEPENDS_ON", v.current("diet")), ("DEPENDS_ON", v.current("step_free"))],
                 [v.last_observation("search_restaurants")],
             )
@@ -300,24 +340,18 @@ def r7(v: PromptView) -> dict:
 
 
 def r8(v: PromptView) -> dict:
-    if step := needs(v, "hotel_booking", "outbound_flight", "dinner", "travellers", "trip"):
-        return step
-    booking, flight, dinner = (v.content(k) for k in ("hotel_booking", "outbound_flight", "dinner"))
-    n = len(v.content("travellers")["travellers"])
-    hotel = booking["price_per_night"] * v.content("trip")["nights"]
-    total = hotel + flight["price"] * n + dinner["price_per_person"] * n
-    plan = (
-        f"{n} travellers; hotel {booking['hotel']} ({booking['ref']}) {hotel} EUR; flight "
-        f"{flight['id']} {flight['price'] * n} EUR; dinner at {dinner['name']} "
-        f"{dinner['price_per_person'] * n} EUR; total {total} EUR"
-    )
+    booking = read(v, "hotel_booking", _BOOKING)
+    flight, dinner = read(v, "outbound_flight", _FLIGHT), read(v, "dinner", _DINNER)
+    n = len(travellers_of(v))
+    plan = plan_text(booking, nights(booking["check_in"], booking["check_out"]), flight, dinner, n)
+    total = int(plan.rsplit("total ", 1)[1].split()[0])
     return {
         "delta": [
             add(
                 "plan_summary",
                 "artifact",
                 f"Trip total {total} EUR",
-                {"plan": plan, "total": total},
+                plan,
                 [
                     ("DERIVED_FROM", v.current(k))
                     for k in ("hotel_booking", "outbound_flight", "dinner")
@@ -332,11 +366,27 @@ PLANNERS: list[Callable[[PromptView], dict]] = [r1, r2, r3, r4, r5, r6, r7, r8]
 EXPECTED_TOTAL_EUR = 145 * 3 + 129 * 2 + 28 * 2  # what r8 must find if memory worked
 
 
+class ScriptedPlanner:
+    """The demo's deterministic model: the request's planner applied to the parsed prompt.
+
+    `used` lists, per request, the past states whose content a planner read: what a prefetch
+    should have opened (its precision and recall are measured against it)."""
+
+    def __init__(self) -> None:
+        self.used: dict[str, set[str]] = {}
+
+    def __call__(self, messages: list[dict[str, Any]]) -> dict:
+        view = parse(messages)
+        text = view.request.strip()
+        for request, planner in zip(REQUESTS, PLANNERS, strict=True):
+            if request == text:
+                try:
+                    return planner(view)
+                finally:
+                    self.used.setdefault(view.request_id, set()).update(view.read)
+        return final("This scripted demo model only knows the demo's requests.", "Unknown request")
+
+
 def scripted_policy(messages: list[dict[str, Any]]) -> dict:
-    """The demo's deterministic model: the request's planner applied to the parsed prompt."""
-    view = parse(messages)
-    text = view.request.strip()
-    for request, planner in zip(REQUESTS, PLANNERS, strict=True):
-        if request == text:
-            return planner(view)
-    return final("This scripted demo model only knows the demo's requests.", "Unknown request")
+    """One planner's step, with nothing kept between calls."""
+    return ScriptedPlanner()(messages)

@@ -27,12 +27,14 @@ class PromptView:
     request_id: str
     request: str
     step: int
-    index: dict[str, dict[str, str | None]] = field(default_factory=dict)  # id -> key, superseded
+    # id -> key, summary, superseded_by
+    index: dict[str, dict[str, str | None]] = field(default_factory=dict)
     revealed: dict[str, str] = field(default_factory=dict)  # id -> content
     own: dict[str, str] = field(default_factory=dict)  # key -> content
     observations: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (tool, out)
     rejections: str = ""
     collapsed: list[str] = field(default_factory=list)  # request ids not opened yet
+    read: set[str] = field(default_factory=set)  # past states whose content was read
 
     def current(self, key: str) -> str | None:
         """The id of the newest state with this key that nothing supersedes."""
@@ -48,7 +50,19 @@ class PromptView:
         sid = self.current(key)
         if sid is None or sid not in self.revealed:
             raise LookupError(f"{key} is not revealed")
-        return json.loads(self.revealed[sid])
+        self.read.add(sid)
+        text = self.revealed[sid]
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text  # a content that is just its text
+
+    def summary(self, key: str) -> str:
+        """The index line's summary of the current state with this key."""
+        sid = self.current(key)
+        if sid is None:
+            raise LookupError(f"the index lists no current {key}")
+        return str(self.index[sid]["summary"])
 
     def last_output(self, tool: str) -> Any:
         outputs = [out for t, out in self.observations.values() if t == tool]
@@ -68,8 +82,12 @@ def parse(messages: list[dict[str, Any]]) -> PromptView:
         raise ValueError("not a FlowState prompt")
     view = PromptView(request.group(1), request.group(2), int(step.group(1)))
     # Index lines and the state lists of opened (collapsed) requests share one format.
-    for rid, key, _cat, _summary, superseded in _INDEX_LINE.findall(text):
-        view.index[f"{rid}.{key}"] = {"key": key, "superseded_by": superseded or None}
+    for rid, key, _cat, summary, superseded in _INDEX_LINE.findall(text):
+        view.index[f"{rid}.{key}"] = {
+            "key": key,
+            "summary": summary,
+            "superseded_by": superseded or None,
+        }
     for sid, content in _REVEALED.findall(_section(text, "Revealed past states")):
         view.revealed[sid] = content
     for _rid, key, content in _OWN.findall(_section(text, "States of this request")):

@@ -18,7 +18,7 @@ def active_state_text(active: ActiveState, recent_observations: int) -> str:
             f"States of this request ({active.request_id})",
             [_own_state(s, active) for s in active.states.values()],
         ),
-        _section("Revealed past states", [_revealed(r) for r in active.revealed.values()]),
+        _section("Revealed past states", [revealed_text(r) for r in active.revealed.values()]),
         _section(
             "Opened requests",
             [
@@ -61,7 +61,8 @@ def _own_state(state: StateNode, active: ActiveState) -> str:
     return "\n".join(lines)
 
 
-def _revealed(rev: RevealedState) -> str:
+def revealed_text(rev: RevealedState) -> str:
+    """A revealed past state as the Active State lists it."""
     s = rev.state
     head = f"- {s.id} [{s.category.value}] {s.summary}"
     if rev.superseded_by:

@@ -37,6 +37,12 @@ def clean_summary(summary: str, text: str) -> str:
     return one_line[:MAX_SUMMARY_CHARS]
 
 
+def _only_summary(active: ActiveState) -> str:
+    """A request's summary when the model gave none: its one state's, when it made one."""
+    states = list(active.states.values())
+    return states[0].summary if len(states) == 1 else ""
+
+
 def bundle_of(
     active: ActiveState, outcome: Outcome, answer: str, summary: str, now: datetime
 ) -> RequestBundle:
@@ -47,7 +53,7 @@ def bundle_of(
         id=active.request_id,
         seq=active.seq,
         text=active.text,
-        summary=clean_summary(summary, active.text),
+        summary=clean_summary(summary or _only_summary(active), active.text),
         outcome=outcome,
         answer=answer,
         steps=active.step,

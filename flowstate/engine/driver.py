@@ -56,7 +56,7 @@ from flowstate.engine.commit import (
     without_dangling,
 )
 from flowstate.engine.index import RenderedIndex
-from flowstate.engine.opening import drop_forgotten, reveal_of, show, take_in
+from flowstate.engine.opening import drop_forgotten, reveal_of, show, take_in, within_budget
 from flowstate.engine.prompt import Prompt, build_prompt
 from flowstate.engine.protocol import ReplyFormat
 from flowstate.engine.report import Rejection, RejectionKind, StepReport
@@ -164,7 +164,9 @@ class StepDriver:
         if start is Start.NEW:
             yield self._save(first=True)
             if active.pending_access:  # prefetched: visible from the first call
+                ranked = list(active.pending_access)
                 yield from self._open(StepReport(0))
+                within_budget(active, ranked, self.logic.config.prefetch_tokens)
                 self._unsaved = True  # saved with the first call, revealed states and all
         elif start is Start.DRAFT:
             self.logic.interrupted(active)  # a parked call may have run: say so, never repeat

@@ -21,6 +21,7 @@ says it is listed apart.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -41,6 +42,8 @@ _UNLOADED = 10**9  # the "full" cost of a request whose state lines were not loa
 # best score; at most MAX_MATCHED requests are kept in full for matching.
 MATCH_SHARE = 0.5
 MAX_MATCHED = 8
+# A word found in more than this share of the listed states does not make a state prefetched.
+PREFETCH_WORD_SHARE = 0.2
 _RENDERS_KEPT = 8  # renderings cached per query until the index changes
 NO_PAST = "(no past requests yet)"
 
@@ -85,7 +88,10 @@ def state_line(state: IndexState) -> str:
 
 
 def _full_block(req: IndexRequest) -> str:
-    return "\n".join([f"{req.id}: {req.summary}", *(state_line(s) for s in req.states)])
+    # A request whose one state says what the request did is not said twice.
+    said = len(req.states) == 1 and req.states[0].summary == req.summary
+    head = f"{req.id}:" if said else f"{req.id}: {req.summary}"
+    return "\n".join([head, *(state_line(s) for s in req.states)])
 
 
 @dataclass(frozen=True)
@@ -287,7 +293,12 @@ class HistoricalIndex:
             for doc, w in by_doc.items()
             if doc in shown and doc in current
         }
-        ranked = rank_words(query, docs)
+        # Opening costs tokens at every call of the request: only words that tell states
+        # apart count (a word most states share, "hotel" in a trip's memory, says nothing).
+        seen = Counter(w for toks in docs.values() for w in set(toks))
+        common = {w for w, n in seen.items() if n > max(1, len(docs) * PREFETCH_WORD_SHARE)}
+        kept = " ".join(w for w in words(query) if w not in common)
+        ranked = rank_words(kept, docs) if kept else []
         floor = ranked[0][1] * MATCH_SHARE if ranked else 0.0
         return [doc for doc, score in ranked if score >= floor][:k]
 

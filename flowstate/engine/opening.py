@@ -57,6 +57,24 @@ def drop_forgotten(active: ActiveState, gone: Callable[[str], bool]) -> None:
         setattr(active, name, getattr(fresh, name))
 
 
+def within_budget(active: ActiveState, ranked: Sequence[str], budget: int) -> None:
+    """Keep the prefetched states `ranked` (best first) open while their text fits `budget`
+    tokens; close the others again: they stay in the index, for the model to open."""
+    from flowstate.engine.active_text import revealed_text
+    from flowstate.tokens import count_tokens
+
+    spent = 0
+    for state_id in ranked:
+        rev = active.revealed.get(state_id)
+        if rev is None:
+            continue
+        cost = count_tokens(revealed_text(rev))
+        if spent + cost > budget:
+            del active.revealed[state_id]
+        else:
+            spent += cost
+
+
 def show(active: ActiveState, state_ids: Sequence[str]) -> None:
     """Count `state_ids` as shown to the model (a search listed them): openable like index
     lines."""

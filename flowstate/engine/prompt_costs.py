@@ -11,15 +11,16 @@ reply format, tools and framing.
 
 Provider prompt caching (OpenAI, Anthropic, Gemini) reuses the longest prefix a call shares
 byte for byte with an earlier one; `shared_prefix` measures it between consecutive calls, the
-schema and tool definitions first (providers put them ahead of the messages). It is an upper
-bound on what a provider bills at its cached rate: providers cache a prefix only from 1,024
-tokens (OpenAI in steps of 128; the benchmarks apply these rules).
+schema and tool definitions first (providers put them ahead of the messages), and
+`cached_tokens` gives what a provider reads of it from its cache: nothing below 1,024 tokens,
+then steps of 128.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from flowstate.engine.prompt import STEP, Prompt
 from flowstate.llm.client import Sent
@@ -79,8 +80,40 @@ def _pieces(sent: Sent) -> list[tuple[str, str]]:
     if sent.response_format:
         out.append(("<schema>", compact_json(sent.response_format)))
     out += [("<tool>", compact_json(t)) for t in sent.tools or ()]
-    out += [(f"<{m.get('role', '')}>", str(m.get("content", "") or "")) for m in sent.messages]
+    out += [(f"<{m.get('role', '')}>", _message_text(m)) for m in sent.messages]
     return out
+
+
+def _message_text(message: Mapping[str, Any]) -> str:
+    """A message's content, and the tool calls an assistant message carries."""
+    text = str(message.get("content", "") or "")
+    calls = message.get("tool_calls")
+    return text + compact_json(calls) if calls else text
+
+
+# Providers cache a prompt's prefix only from this many tokens on, in steps of CACHE_STEP
+# (OpenAI's rule; Anthropic's and Gemini's minimums are of the same size).
+CACHE_MIN_TOKENS = 1_024
+CACHE_STEP = 128
+
+
+def cached_tokens(shared: int) -> int:
+    """The tokens a provider reads from its cache when `shared` tokens of a call's prompt
+    repeat an earlier call's: none below 1,024, then whole 128-token steps.
+
+    >>> cached_tokens(1_023), cached_tokens(1_024), cached_tokens(1_300)
+    (0, 1024, 1280)
+    """
+    if shared < CACHE_MIN_TOKENS:
+        return 0
+    return CACHE_MIN_TOKENS + (shared - CACHE_MIN_TOKENS) // CACHE_STEP * CACHE_STEP
+
+
+def cached_per_call(calls: Sequence[Sent], model: str | None = None) -> list[int]:
+    """Each call's tokens read from a provider's cache, the calls being consecutive within
+    the cache's lifetime (the first call reads nothing)."""
+    shared = [shared_prefix(a, b, model).tokens for a, b in zip(calls, calls[1:], strict=False)]
+    return [0, *(cached_tokens(n) for n in shared)] if calls else []
 
 
 def shared_prefix(previous: Sent, current: Sent, model: str | None = None) -> SharedPrefix:

@@ -42,7 +42,7 @@ ADD <key> <category> "<one-line summary>" "<all detail>" [<TYPE> <target>]... \
 [EVIDENCE <observation ids>]: what later requests need; target: a shown id or a key.
 UPDATE <key> "<summary>" "<content>" or REMOVE <key>: only states added in THIS request.
 TOOL <name> {{arguments}} CITES <ids it relies on>
-SUMMARY <one line>, then FINAL <answer>. No TOOL or FINAL: you wait.
+SUMMARY <one line> (with one ADD: optional), then FINAL <answer>. No TOOL or FINAL: you wait.
 Changes apply all or none. Past states never change: ADD one that SUPERSEDES it."""
 
 # A first request has nothing to open, supersede or wait for.
@@ -51,7 +51,7 @@ ADD <key> <category> "<one-line summary>" "<all detail>" [<TYPE> <key>]... \
 [EVIDENCE <observation ids>]: what later requests need.
 UPDATE <key> "<summary>" "<content>" or REMOVE <key>
 TOOL <name> {{arguments}} CITES <ids it relies on>
-SUMMARY <one line>, then FINAL <answer>."""
+SUMMARY <one line> (with one ADD: optional), then FINAL <answer>."""
 
 _JSON = """Memory: the index lists past requests and their states. Reply with one JSON object \
 {{"delta", "access", "action"}} following the given schema.
@@ -62,7 +62,8 @@ delta: add (key, category, summary: one line, content: all detail, relations to 
 key of this request, evidence: this request's observation ids); update or remove: only states \
 added in THIS request. All ops apply or none.
 action: a tool call (name, arguments, cites: ids it relies on; consequential tools need them), \
-a final answer (answer, summary: one line for the index), or null: you wait.
+a final answer (answer, summary: one line for the index, optional with one add), or null: \
+you wait.
 Record what later requests need. Past states never change: add one that SUPERSEDES it."""
 
 

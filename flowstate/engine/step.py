@@ -54,9 +54,12 @@ class AgentConfig(CheckedConfig):
     # How the model writes its step: keyword lines described in the protocol (no schema sent),
     # or the JSON step object with its schema sent as `response_format`.
     reply_format: ReplyFormat = ReplyFormat.LINES
-    # Past states the engine opens before the first call: the best lexical matches of the
-    # request among those the index lists (0: the model opens everything it reads itself).
-    prefetch_states: int = Field(0, ge=0, le=64)
+    # Past states the engine opens before the first call, so that a request needing them
+    # needs no call to ask: the best lexical matches of the request among those the index
+    # lists, at most `prefetch_states` of them, best first while their text fits
+    # `prefetch_tokens` (either 0: the model opens everything it reads itself).
+    prefetch_states: int = Field(4, ge=0, le=64)
+    prefetch_tokens: int = Field(400, ge=0, le=100_000)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,13 @@ from typing import Any
 
 from flowstate.llm.client import Completion, LiteLLMClient, ModelClient
 from flowstate.llm.parsing import ParseResult, parse_step
-from flowstate.llm.scripted import PROVIDER, ScriptedCall, ScriptedFailure, ScriptedModel
+from flowstate.llm.scripted import (
+    PROVIDER,
+    ScriptedCall,
+    ScriptedFailure,
+    ScriptedModel,
+    ToolCalls,
+)
 
 __all__ = [
     "PROVIDER",
@@ -18,6 +24,7 @@ __all__ = [
     "ScriptedCall",
     "ScriptedFailure",
     "ScriptedModel",
+    "ToolCalls",
     "load_litellm",
     "parse_step",
 ]

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import threading
 from typing import Any
 
 from flowstate.llm._litellm import litellm
-from flowstate.llm.registry import PROVIDER, Message, ScriptError, lookup
+from flowstate.llm.registry import PROVIDER, Message, ScriptError, ToolCalls, lookup
 from flowstate.tokens import count_request, count_tokens
 
 # Through the module object, never `from litellm import ...`: import sorting would hoist that
 # above flowstate.llm._litellm, which has to set the environment first.
 CustomLLMError = litellm.llms.custom_llm.CustomLLMError
+ChatCompletionMessageToolCall = litellm.types.utils.ChatCompletionMessageToolCall
+Function = litellm.types.utils.Function
 
 _install_lock = threading.Lock()
 
@@ -37,11 +40,29 @@ class ScriptedProvider(litellm.CustomLLM):
             # (429 -> RateLimitError, 503 -> ServiceUnavailableError, 400 -> BadRequestError).
             raise CustomLLMError(status_code=e.status, message=str(e)) from e  # type: ignore[no-untyped-call]
         response = kwargs["model_response"]
-        response.choices[0].message.content = text
-        response.choices[0].finish_reason = "stop"
+        message = response.choices[0].message
+        if isinstance(text, ToolCalls):
+            message.content = None
+            message.tool_calls = [
+                ChatCompletionMessageToolCall(
+                    id=f"call_{len(messages)}_{n}",  # unique within a conversation
+                    type="function",
+                    function=Function(name=name, arguments=json.dumps(arguments)),
+                )
+                for n, (name, arguments) in enumerate(text.calls, start=1)
+            ]
+            response.choices[0].finish_reason = "tool_calls"
+            # What a provider bills of a call it writes: the name and the arguments.
+            completion = sum(
+                count_tokens(name) + count_tokens(json.dumps(arguments))
+                for name, arguments in text.calls
+            )
+        else:
+            message.content = text
+            response.choices[0].finish_reason = "stop"
+            completion = count_tokens(text)
         response.model = f"{PROVIDER}/{model}"
         prompt = count_request(messages, response_format, tools)
-        completion = count_tokens(text)
         response.usage = litellm.Usage(
             prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
         )

@@ -6,7 +6,9 @@ them up here), so that neither imports the other.
 
 from __future__ import annotations
 
+import json
 import threading
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 PROVIDER = "flowstate-scripted"
@@ -22,13 +24,31 @@ class ScriptError(Exception):
         self.status = status
 
 
+@dataclass(frozen=True)
+class ToolCalls:
+    """A scripted reply that calls tools the native way (the chat API's `tool_calls`), for an
+    agent that sends tool definitions: `calls` are (name, arguments) pairs, in order."""
+
+    calls: tuple[tuple[str, dict[str, Any]], ...]
+
+    def as_json(self) -> str:
+        """The calls as the model wrote them, names and arguments (for the record)."""
+        return json.dumps(
+            [{"name": n, "arguments": a} for n, a in self.calls],
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+
+
 class Script(Protocol):
     """What the provider needs of a registered script."""
 
     @property
     def name(self) -> str: ...
 
-    def answer(self, messages: list[Message], response_format: dict[str, Any] | None) -> str: ...
+    def answer(
+        self, messages: list[Message], response_format: dict[str, Any] | None
+    ) -> str | ToolCalls: ...
 
 
 _registry: dict[str, Script] = {}

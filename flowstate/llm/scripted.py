@@ -22,7 +22,15 @@ from pydantic import BaseModel
 
 from flowstate.errors import UsageError
 from flowstate.llm.client import JSON_INSTRUCTION, LiteLLMClient
-from flowstate.llm.registry import PROVIDER, Message, ScriptError, add, registered, unregister
+from flowstate.llm.registry import (
+    PROVIDER,
+    Message,
+    ScriptError,
+    ToolCalls,
+    add,
+    registered,
+    unregister,
+)
 
 __all__ = [
     "PROVIDER",
@@ -32,6 +40,7 @@ __all__ = [
     "ScriptedCall",
     "ScriptedFailure",
     "ScriptedModel",
+    "ToolCalls",
     "install_provider",
     "register",
     "registered",
@@ -39,7 +48,7 @@ __all__ = [
     "unregister",
 ]
 
-Output = str | dict[str, Any] | BaseModel
+Output = str | dict[str, Any] | BaseModel | ToolCalls
 
 
 @dataclass(frozen=True)
@@ -59,7 +68,7 @@ class ScriptedCall:
 
     messages: list[Message]
     response_format: dict[str, Any] | None
-    reply: str | None
+    reply: str | ToolCalls | None
 
 
 @dataclass(eq=False)
@@ -121,8 +130,11 @@ class ScriptedModel:
         kwargs.setdefault("structured", True)
         return LiteLLMClient(self.model, **kwargs)
 
-    def answer(self, messages: list[Message], response_format: dict[str, Any] | None) -> str:
-        """The next reply as text; raises ScriptError when the script cannot answer.
+    def answer(
+        self, messages: list[Message], response_format: dict[str, Any] | None
+    ) -> str | ToolCalls:
+        """The next reply as text (or native tool calls); raises ScriptError when the script
+        cannot answer.
 
         A step given as a dict or model is written as a model following the prompt would:
         JSON when a schema was sent or the prompt asks for JSON, else in keyword lines."""
@@ -136,7 +148,7 @@ class ScriptedModel:
         self.calls.append(ScriptedCall(messages, response_format, reply))
         return reply
 
-    def _reply(self, messages: list[Message], lines: bool) -> str:
+    def _reply(self, messages: list[Message], lines: bool) -> str | ToolCalls:
         if self._policy is not None:
             try:
                 return render(self._policy(messages), lines)
@@ -160,10 +172,11 @@ class ScriptedModel:
         return render(out, lines)
 
 
-def render(output: Output, lines: bool = False) -> str:
+def render(output: Output, lines: bool = False) -> str | ToolCalls:
     """The text a model would send for `output`; with `lines`, a step (a dict or model that
-    is a valid step object) in keyword lines. A string is sent as it is."""
-    if isinstance(output, str):
+    is a valid step object) in keyword lines. A string is sent as it is, native tool calls
+    as calls."""
+    if isinstance(output, str | ToolCalls):
         return output
     if lines:
         step = _as_step(output)

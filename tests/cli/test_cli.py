@@ -41,26 +41,47 @@ def test_demo_runs_to_the_end_and_reports_figures(cli, demo_ns: str) -> None:  #
     rows = report["requests"]
     assert [r["request_id"] for r in rows] == [f"r{n}" for n in range(1, 9)]
     assert all(r["outcome"] == "answered" for r in rows)
+    # Both agents reach the same plan, each from its own memory of the earlier requests.
     assert f"total {EXPECTED_TOTAL_EUR} EUR" in rows[-1]["answer"]
+    assert f"total {EXPECTED_TOTAL_EUR} EUR" in rows[-1]["plain_answer"]
     assert sum(r["revealed"] for r in rows) > 0
     totals = report["totals"]
-    assert totals["prompt_tokens"] == sum(r["prompt_tokens"] for r in rows)
-    assert totals["full_history_tokens"] > totals["prompt_tokens"]
+    for side in ("flowstate", "plain"):
+        bill = totals[side]
+        assert bill["tokens"] == sum(r[side]["tokens"] for r in rows)
+        assert bill["tokens"] == bill["prompt_tokens"] + bill["completion_tokens"]
+        assert bill["completion_tokens"] > 0
+    assert totals["ratio"] == round(totals["flowstate"]["tokens"] / totals["plain"]["tokens"], 4)
+    assert 0 <= totals["prefetch"]["precision"] <= 1
     assert f"namespace: '{demo_ns}'" in report["browser_query"]
 
 
-def test_running_the_demo_twice_continues_the_namespace(cli, demo_ns: str) -> None:  # noqa: ANN001
+def test_running_the_demo_again_measures_in_a_fresh_namespace(
+    cli,  # noqa: ANN001
+    demo_ns: str,
+    neo4j_settings: Neo4jSettings,
+) -> None:
+    first = _json(cli("history", "-N", demo_ns, "--json"))
     second = cli("demo", "-N", demo_ns, "--json")
     assert second.exit_code == 0, second.output
-    rows = _json(second)["requests"]
-    assert rows[0]["request_id"] == "r9" and rows[-1]["request_id"] == "r16"
-    assert f"total {EXPECTED_TOTAL_EUR} EUR" in rows[-1]["answer"]
+    report = _json(second)
+    fresh = f"{demo_ns}-2"
+    try:
+        assert report["namespace"] == fresh
+        rows = report["requests"]
+        assert rows[0]["request_id"] == "r1" and rows[-1]["request_id"] == "r8"
+        assert f"total {EXPECTED_TOTAL_EUR} EUR" in rows[-1]["answer"]
+        assert _json(cli("history", "-N", demo_ns, "--json")) == first  # left as it was
+    finally:
+        with Store.connect(neo4j_settings) as store:
+            Repository(store, fresh).forget_namespace(force=True)
 
 
 def test_demo_human_output_has_the_table_and_browser_query(cli, namespace: str) -> None:  # noqa: ANN001
     done = cli("demo", "-N", namespace, "--reset")
     assert done.exit_code == 0
-    assert "full-history" in done.stdout and "total" in done.stdout
+    said = " ".join(done.stdout.split())
+    assert "total" in said and "billed" in said and "the plain agent's tokens" in said
     assert f"MATCH (r:Request {{namespace: '{namespace}'}})" in done.stdout
     cli("forget", "--all", "-N", namespace, "--yes")
 
@@ -78,7 +99,7 @@ def test_index_history_and_show(cli, demo_ns: str) -> None:  # noqa: ANN001
     assert "hotel_options" in state.stdout and "2 boutique hotels fit" not in state.stdout
     request = _json(cli("show", "r4", "-N", demo_ns, "--json"))
     assert [s["id"] for s in request["states"]] == ["r4.hotel_booking"]
-    obs = _json(cli("show", "r4.o1", "-N", demo_ns, "--json"))
+    obs = _json(cli("show", "r4.o2", "-N", demo_ns, "--json"))
     assert obs["tool"] == "book_hotel" and "BK-001" in obs["output"]
 
 
@@ -234,10 +255,11 @@ def test_retention_apply_expires_and_counts(cli, demo_ns: str) -> None:  # noqa:
     policy = ["--policy", '{"observation": 0}']
     refused = cli("retention", "apply", "-N", demo_ns, *policy, input="n\n")
     assert refused.exit_code == 1 and "Expire 4 observation records of" in refused.output
-    assert cli("show", "r4.o1", "-N", demo_ns).exit_code == 0  # nothing expired yet
+    # r4.o2, the booking, is cited; r4.o1, the details page it read first, was not kept.
+    assert cli("show", "r4.o2", "-N", demo_ns).exit_code == 0  # nothing expired yet
     done = _json(cli("retention", "apply", "-N", demo_ns, *policy, "--yes", "--json"))
     assert done["observation"]["nodes"] == 4  # the cited results of r2, r4, r6 and r7
-    shown = cli("show", "r4.o1", "-N", demo_ns)
+    shown = cli("show", "r4.o2", "-N", demo_ns)
     assert shown.exit_code == 2
     again = cli("retention", "apply", "-N", demo_ns, *policy)
     assert again.exit_code == 0 and "nothing to expire" in again.stdout
@@ -255,3 +277,32 @@ def test_retention_from_the_environment_applies_on_open(
     monkeypatch.delenv("FLOWSTATE_RETENTION")
     index = cli("index", "-N", demo_ns).stdout
     assert "[artifact]" not in index and "[decision]" in index
+
+
+def test_demo_with_a_model_says_per_call_whether_it_followed_the_protocol(
+    cli,  # noqa: ANN001
+    namespace: str,
+) -> None:
+    """`-m` runs both agents on that model and tells, call by call, whether FlowState's
+    replies were read and accepted: here the model's first reply is prose."""
+    from flowstate.demo.plain import PLAIN_SYSTEM
+    from flowstate.demo.plain_script import plain_policy
+    from flowstate.demo.scenario import ScriptedPlanner
+
+    planner, replies = ScriptedPlanner(), []
+
+    def model(messages: list[dict]) -> object:
+        if messages[0]["content"] == PLAIN_SYSTEM:
+            return plain_policy(messages)
+        replies.append(messages)
+        return "Sure, noted!" if len(replies) == 1 else planner(messages)
+
+    with ScriptedModel.policy(f"protocol_{namespace[-8:]}", model) as scripted:
+        done = cli("demo", "-N", namespace, "-m", scripted.model)
+    try:
+        assert done.exit_code == 0, done.output
+        said = done.stderr
+        assert "r1 call 1: did not: " in said and "r1 call 2: followed the protocol" in said
+        assert "r8 call 1: followed the protocol" in said
+    finally:
+        cli("forget", "--all", "-N", namespace, "--yes")

@@ -663,12 +663,17 @@ def _run_chain(
 # --- figures ----------------------------------------------------------------------------------
 
 
-def demo_table() -> dict[str, tuple[int, int, int]]:
-    """The demo's table in docs/performance.md: request -> (steps, prompt, full history)."""
+def demo_table() -> dict[str, tuple[int, ...]]:
+    """The demo's table in docs/performance.md: request -> (FlowState calls, plain calls,
+    FlowState tokens, plain agent tokens)."""
     text = (DOCS / "performance.md").read_text()
     section = text[text.index("### The demo") :]
-    rows = re.findall(r"^\| (r\d+|total) \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \|$", section, re.M)
-    return {r[0]: tuple(int(n.replace(",", "")) for n in r[1:]) for r in rows}  # type: ignore[misc]
+    rows = re.findall(
+        r"^\| (r\d+|total) \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \| [\d.]+x \|$",
+        section,
+        re.M,
+    )
+    return {r[0]: tuple(int(n.replace(",", "")) for n in r[1:]) for r in rows}
 
 
 @pytest.mark.neo4j
@@ -677,8 +682,8 @@ def test_the_demo_figures_are_what_the_demo_prints(
     namespace: str,
     neo4j_settings: Neo4jSettings,
 ) -> None:
-    """The demo is deterministic (a scripted model, one tokenizer): the table and the figures
-    docs/performance.md gives for it are what it prints today."""
+    """The demo is deterministic (scripted models, one tokenizer): the table and the figures
+    docs/performance.md and the README give for it are what it prints today."""
     from flowstate.store import Repository, Store
 
     done = cli("demo", "-N", namespace, "--json")
@@ -687,20 +692,26 @@ def test_the_demo_figures_are_what_the_demo_prints(
     assert done.exit_code == 0, done.output
     report = json.loads(done.stdout)
     rows, totals = report["requests"], report["totals"]
-    printed = {
-        r["request_id"]: (r["steps"], r["prompt_tokens"], r["full_history_tokens"]) for r in rows
-    }
-    printed["total"] = (
-        sum(r["steps"] for r in rows),
-        totals["prompt_tokens"],
-        totals["full_history_tokens"],
-    )
+
+    def bills(fs: dict[str, int], plain: dict[str, int]) -> tuple[int, ...]:
+        return (fs["calls"], plain["calls"], fs["tokens"], plain["tokens"])
+
+    printed = {r["request_id"]: bills(r["flowstate"], r["plain"]) for r in rows}
+    printed["total"] = bills(totals["flowstate"], totals["plain"])
     assert demo_table() == printed
-    text = (DOCS / "performance.md").read_text()
+    fs, plain = totals["flowstate"], totals["plain"]
     said = [
-        f"That is {totals['saving']:.0%} fewer prompt tokens",
-        f"would need {totals['lean_full_history_tokens']:,} tokens",
-        f"FlowState spends {-totals['lean_saving']:.0%} more",
-        f"({rows[0]['prompt_tokens']} against {rows[0]['full_history_tokens']} tokens)",
+        f"{totals['ratio']:.2f}x the plain agent's",
+        f"{fs['prompt_tokens']:,} prompt and {fs['completion_tokens']:,} completion tokens",
+        f"{plain['prompt_tokens']:,} and {plain['completion_tokens']:,}",
+        f"{totals['ratio_cached_at_10%']:.2f}x with cached input at 10%",
+        f"{totals['ratio_cached_at_50%']:.2f}x at 50%",
+        f"precision {totals['prefetch']['precision']:.0%}, recall "
+        f"{totals['prefetch']['recall']:.0%}",
+        f"first request {totals['first_request_ratio']:.2f}x",
     ]
-    assert [s for s in said if s not in " ".join(text.split())] == []
+    for doc in (DOCS / "performance.md", DOCS.parent / "README.md"):
+        text = " ".join(doc.read_text().split())
+        assert [s for s in said[:1] if s not in text] == [], doc.name
+    text = " ".join((DOCS / "performance.md").read_text().split())
+    assert [s for s in said if s not in text] == []

@@ -27,10 +27,13 @@ def main(framework: str, uri: str, namespace: str, began: str) -> None:
 
     record = {"delta": [sc.BUDGET]}
     fs = FlowState.connect(settings=Neo4jSettings(uri=uri), namespace=namespace)
-    if framework == "pydantic_ai":
-        pydantic_ai(fs, keep, record)
-    else:
-        langchain(fs, keep, record)
+    runs = {
+        "pydantic_ai": pydantic_ai,
+        "langchain": langchain,
+        "openai_agents": openai_agents,
+        "adk": adk,
+    }
+    runs[framework](fs, keep, record)
     sys.exit("the run should not have finished")
 
 
@@ -67,6 +70,44 @@ def langchain(fs: FlowState, keep: Any, record: dict[str, Any]) -> None:
     memory = FlowStateMiddleware(fs, on_begin=keep)
     agent = create_agent(model, tools=[tool(die)], middleware=[memory])
     agent.invoke({"messages": [{"role": "user", "content": sc.FIRST}]})
+
+
+def openai_agents(fs: FlowState, keep: Any, record: dict[str, Any]) -> None:
+    from agents import Agent, RunConfig, function_tool
+    from agents.testing import ScriptedModel, function_call
+
+    from flowstate.integrations.openai_agents import FlowStateRunner
+
+    model = ScriptedModel(
+        [
+            [function_call("memory_record", record, call_id="c1")],
+            [function_call("die", {}, call_id="c2")],
+        ]
+    )
+    agent = Agent(name="travel", model=model, tools=[function_tool(die)])
+    config = RunConfig(tracing_disabled=True)
+    FlowStateRunner(fs, on_begin=keep).run_sync(agent, sc.FIRST, run_config=config)
+
+
+def adk(fs: FlowState, keep: Any, record: dict[str, Any]) -> None:
+    import asyncio
+
+    from google.adk.agents import LlmAgent
+    from google.adk.apps import App
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    from flowstate.integrations.adk import FlowStatePlugin
+    from tests.integrations.scripted_llm import ScriptedLlm
+
+    model = ScriptedLlm.of([[("memory_record", record)], [("die", {})]])
+    agent = LlmAgent(name="travel", model=model, tools=[die])
+    app = App(name="trips", root_agent=agent, plugins=[FlowStatePlugin(fs, on_begin=keep)])
+    runner = InMemoryRunner(app=app)
+    session = asyncio.run(runner.session_service.create_session(app_name="trips", user_id="ana"))
+    text = types.Content(role="user", parts=[types.Part(text=sc.FIRST)])
+    for _ in runner.run(user_id="ana", session_id=session.id, new_message=text):
+        pass
 
 
 def crash(

@@ -104,7 +104,8 @@ class FormalTask:
         return [f"## Task: {self.task.questions[j - 1]}\n## solution: {self.task.answers[j - 1]}\n"]
 
     def note(self, k: int, answer: str) -> str:
-        return f"## Task: {self.task.questions[k - 1]}\n## solution: {answer}"
+        # The result alone: the question is the request's own text, never copied.
+        return f"## solution: {answer}"
 
     def outcome(self, k: int, answer: str) -> str:
         return answer

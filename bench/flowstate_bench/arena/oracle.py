@@ -161,7 +161,8 @@ class ScriptedAgent:
                 "content": content[:19_000] or answer or "(empty)",
             }
         ]
-        return {"delta": delta, "action": {"type": "final", "answer": answer, "summary": summary}}
+        # No SUMMARY: the request's one state says what it did (the engine takes its summary).
+        return {"delta": delta, "action": {"type": "final", "answer": answer}}
 
 
 def _summarise(text: str) -> str:

@@ -71,7 +71,7 @@ class RunConfig(BaseModel):
     embedding_model: str = LOCAL_MODEL
     price_model: str | None = None  # prices offline token counts (see flowstate_bench.costs)
     index_budget_tokens: int = Field(DEFAULT_BUDGET_TOKENS, ge=50)
-    prefetch_states: int = Field(0, ge=0, le=64)  # AgentConfig.prefetch_states
+    prefetch_states: int = Field(AgentConfig().prefetch_states, ge=0, le=64)  # the library's
     # The scripted agents access and act in one step when the action does not need what
     # they open (the protocol's rule); False: they always wait a step for it.
     one_step: bool = True

@@ -95,7 +95,7 @@ def test_targets_met_and_missed() -> None:
         "fixed_price": "not measured",
         "index_within_budget": "met",
         "no_extra_calls": "met",
-        "demo_saving": "not measured",
+        "demo_ratio": "not measured",
         "first_request": "not measured",
     }
     missed = _status(_report(step=(3.5, 6.5), ratio=0.16))
@@ -195,17 +195,21 @@ PARTS = {"protocol": 400.0, "tools": 170.0, "index": 80.0, "active_state": 300.0
          "request": 40.0, "rejections": 0.0, "framing": 25.0}  # fmt: skip
 
 
-def _demo(saving: float, first: float, same_answer: bool = True) -> dict:
+def _demo(ratio: float, first: float, same_answer: bool = True) -> dict:
+    def bill(tokens: int) -> dict[str, int]:
+        return {"calls": 15, "prompt_tokens": tokens - 1_000, "completion_tokens": 1_000,
+                "tokens": tokens}  # fmt: skip
+
     return {
-        "prompt_tokens": 20_000,
-        "full_history_tokens": int(20_000 / (1 - saving)),
-        "saving": saving,
-        "lean_saving": -0.9,
+        "flowstate": bill(int(20_000 * ratio)),
+        "plain": bill(20_000),
+        "ratio": ratio,
+        "ratio_cached_at_10%": 2.0,
         "first_request_ratio": first,
         "prefix_share": 0.74,
         "parts": {p: v * 8 for p, v in PARTS.items()},
         "rows": [{"request": f"r{i}"} for i in range(1, 9)],
-        "calls": 19,
+        "calls": 15,
         "same_answer": same_answer,
     }
 
@@ -218,14 +222,14 @@ def _with_parts(rep: dict, demo: dict) -> dict:
     return rep
 
 
-def test_demo_targets_need_the_saving_and_the_same_answer() -> None:
-    met = _status(_with_parts(_report(), _demo(0.52, 1.2)))
-    assert met["demo_saving"] == met["first_request"] == "met"
-    missed = _status(_with_parts(_report(), _demo(0.42, 2.5, same_answer=False)))
-    assert missed["demo_saving"] == missed["first_request"] == "missed"
-    figure = {t["target"]: t for t in targets.judge(_with_parts(_report(), _demo(0.3, 2.5)))}
-    assert figure["demo_saving"]["status"] == "missed"
-    assert "30.0%" in figure["demo_saving"]["figure"]
+def test_demo_targets_need_the_ratio_and_the_same_answer() -> None:
+    met = _status(_with_parts(_report(), _demo(0.65, 1.2)))
+    assert met["demo_ratio"] == met["first_request"] == "met"
+    missed = _status(_with_parts(_report(), _demo(0.65, 2.5, same_answer=False)))
+    assert missed["demo_ratio"] == missed["first_request"] == "missed"
+    figure = {t["target"]: t for t in targets.judge(_with_parts(_report(), _demo(0.8, 2.5)))}
+    assert figure["demo_ratio"]["status"] == "missed"
+    assert "0.80x (16,000 vs 20,000 tokens" in figure["demo_ratio"]["figure"]
     assert "demo 2.50x; bench scenario 1.20x" in figure["first_request"]["figure"]
 
 

@@ -242,7 +242,7 @@ def without_psa(
         # What the model writes at these two steps: the tool call, then the same final step
         # (its facts and answer) the oracle writes, read from this prompt.
         shown = "\n".join(m["content"] for m in prompts[1].messages())
-        replies = [render(call, lines=True), render(_final(turn, shown), lines=True)]
+        replies = [_text(render(call, lines=True)), _text(render(_final(turn, shown), True))]
         out.append(
             Prompted(
                 [Sent(p.messages()) for p in prompts],
@@ -252,6 +252,13 @@ def without_psa(
             )
         )
     return out
+
+
+def _text(reply: object) -> str:
+    """A step the model writes as text (these steps are never native tool calls)."""
+    if not isinstance(reply, str):
+        raise TypeError(f"a step written as text was expected, not {reply!r}")
+    return reply
 
 
 def _two_prompts(

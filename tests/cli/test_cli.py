@@ -291,7 +291,7 @@ def test_demo_with_a_model_says_per_call_whether_it_followed_the_protocol(
 
     planner, replies = ScriptedPlanner(), []
 
-    def model(messages: list[dict]) -> object:
+    def model(messages: list[dict[str, Any]]) -> Any:
         if messages[0]["content"] == PLAIN_SYSTEM:
             return plain_policy(messages)
         replies.append(messages)

@@ -56,20 +56,26 @@ def _received(model: str, messages: Any, kwargs: dict[str, Any]) -> Received:
 
 
 class Recorder(litellm.CustomLLM):
-    """Keeps each call litellm routes to `inner`, then lets `inner` answer it."""
+    """Keeps each call litellm routes to `inner`, then lets `inner` answer it; `replies`: the
+    text of each answer, as the provider returned it."""
 
     def __init__(self, inner: Any) -> None:
         super().__init__()
         self.inner = inner
         self.received: list[Received] = []
+        self.replies: list[str] = []
 
     def completion(self, model: str, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
         self.received.append(_received(model, messages, kwargs))
-        return self.inner.completion(model, messages, *args, **kwargs)
+        return self._kept(self.inner.completion(model, messages, *args, **kwargs))
 
     async def acompletion(self, model: str, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
         self.received.append(_received(model, messages, kwargs))
-        return await self.inner.acompletion(model, messages, *args, **kwargs)
+        return self._kept(await self.inner.acompletion(model, messages, *args, **kwargs))
+
+    def _kept(self, response: Any) -> Any:
+        self.replies.append(str(response.choices[0].message.content or ""))
+        return response
 
 
 @contextmanager

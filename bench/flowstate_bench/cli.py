@@ -79,6 +79,49 @@ bench.add_command(tau)
 bench.add_command(arena)
 bench.add_command(faults)
 
+RESULTS = Path("bench/results")
+PERFORMANCE_DOC = Path("docs/performance.md")
+
+
+@bench.command(name="tokens")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=RESULTS,
+    show_default=True,
+    help="Folder for tokens.json and tokens.md.",
+)
+@click.option(
+    "--doc",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=None,
+    help="Also rewrite the token tables of this page (docs/performance.md) from the report.",
+)
+@fails_cleanly
+def tokens_bench(out: Path, doc: Path | None) -> None:
+    """Run the token suite alone (depths 10, 25, 50 and 100; deterministic) and write its
+    report; with --doc, regenerate the token tables of docs/performance.md from it.
+
+    \b
+    Example (from the repository's root: the committed report and the page it feeds):
+      flowstate bench tokens --out bench/results --doc docs/performance.md
+    """
+    from flowstate.local.embedded import resolve_database
+    from flowstate.settings import LocalServerSettings, Neo4jSettings
+    from flowstate.store import Store
+    from flowstate_bench import perf_doc, token_suite
+    from flowstate_bench.runner import TOKEN_REPORT, run_tokens
+
+    settings = resolve_database(Neo4jSettings(), LocalServerSettings(), _say)
+    with Store.connect(settings) as store:
+        result = run_tokens(store, token_suite.DEPTHS, out)
+    for t in result["targets"]:
+        click.echo(f"{t['status']:>12}  {t['goal']}: {t['figure']}")
+    click.echo(f"Report: {out / TOKEN_REPORT}")
+    if doc is not None:
+        perf_doc.write(out / TOKEN_REPORT, doc)
+        click.echo(f"Tables rewritten: {doc}")
+
 
 @bench.command(name="mcp")
 @click.option("--rounds", type=click.IntRange(3, 10_000), default=30, show_default=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowstate.models.records import Usage
+from flowstate_bench import prices
 
 
 def cost_usd(model: str | None, usage: Usage) -> float | None:
@@ -34,12 +35,15 @@ def cost_usd(model: str | None, usage: Usage) -> float | None:
 
 
 def spend(usage: Usage, model: str | None) -> dict[str, Any]:
+    """Tokens (prompt and completion apart, and together), calls, the cost on `model`, and
+    what the same tokens cost at the two named models' prices (`prices.MODELS`)."""
     return {
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "tokens": usage.total_tokens,
         "calls": usage.calls,
         "cost_usd": cost_usd(model, usage),
+        "at_prices_usd": prices.usage_costs(usage),
     }
 
 
@@ -57,7 +61,23 @@ def spend_columns(
     }
     costs = [p["cost_usd"] for p in parts.values()]
     total = None if any(c is None for c in costs) else round(sum(costs), 6)
-    return {**parts, "total_cost_usd": total}
+    # The agent's and the memory's LLM calls at each named model (embeddings have their own
+    # models and prices: they are in `cost_usd` where litellm knows the model).
+    named = {
+        m: round(parts["agent"]["at_prices_usd"][m] + parts["memory_llm"]["at_prices_usd"][m], 6)
+        for m in prices.MODELS
+    }
+    return {**parts, "total_cost_usd": total, "llm_at_prices_usd": named}
+
+
+def named_cost_cells(spend: dict[str, Any]) -> str:
+    """`0.0123 / 0.2345`: the LLM calls' USD at each named model, for a Markdown cell."""
+    named = spend.get("llm_at_prices_usd") or {}
+    return " / ".join(f"{v:.4f}" for v in named.values()) or "-"
+
+
+def named_cost_header() -> str:
+    return "LLM calls at " + " / ".join(prices.MODELS) + " (USD)"
 
 
 def parts_lines(rows: list[tuple[str, str, dict[str, int], int]]) -> list[str]:

@@ -24,7 +24,7 @@ from flowstate.engine.step import AgentConfig, StepLogic
 from flowstate.engine.tools import Tool
 from flowstate.engine.transcript import Transcript
 from flowstate.llm.client import Completion, Sent
-from flowstate.llm.scripted import ScriptedModel, unregister
+from flowstate.llm.scripted import ScriptedModel, render, unregister
 from flowstate.models import StepOutput, Usage
 from flowstate.models.active import ActiveState
 from flowstate.models.views import RevealedState
@@ -198,6 +198,8 @@ def run(
                     [c.sent for c in seen.calls],
                     memory_write_calls=_write_only([c.completion.value for c in seen.calls]),
                     parts=[c.prompt for c in seen.calls],
+                    completions=[c.completion.usage.completion_tokens for c in seen.calls],
+                    replies=[c.completion.text for c in seen.calls],
                 )
             )
             index_tokens.append(max(_index_tokens(c.prompt) for c in seen.calls))
@@ -237,8 +239,26 @@ def without_psa(
             }
         }
         prompts = _two_prompts(active, empty, logic, call)
-        out.append(Prompted([Sent(p.messages()) for p in prompts], parts=prompts))
+        # What the model writes at these two steps: the tool call, then the same final step
+        # (its facts and answer) the oracle writes, read from this prompt.
+        shown = "\n".join(m["content"] for m in prompts[1].messages())
+        replies = [_text(render(call, lines=True)), _text(render(_final(turn, shown), True))]
+        out.append(
+            Prompted(
+                [Sent(p.messages()) for p in prompts],
+                parts=prompts,
+                completions=[count_tokens(r) for r in replies],
+                replies=replies,
+            )
+        )
     return out
+
+
+def _text(reply: object) -> str:
+    """A step the model writes as text (these steps are never native tool calls)."""
+    if not isinstance(reply, str):
+        raise TypeError(f"a step written as text was expected, not {reply!r}")
+    return reply
 
 
 def _two_prompts(

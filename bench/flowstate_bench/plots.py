@@ -43,7 +43,7 @@ def token_series(tokens: dict[str, Any], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for name, series in tokens["series"].items():
         ax.plot(range(1, len(series) + 1), series, label=STRATEGY_NAMES.get(name, name))
-    ax.set(xlabel="request", ylabel="prompt tokens of the request", yscale="log")
+    ax.set(xlabel="request", ylabel="tokens of the request (prompt + completion)", yscale="log")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -63,7 +63,7 @@ def token_ratio_recall(tokens: dict[str, Any], path: Path) -> None:
         label = STRATEGY_NAMES.get(name, name)
         left.bar(xs, [f["ratio_to_full_context"] for f in figs], width, label=label)
         right.bar(xs, [f["recall"] for f in figs], width, label=label)
-    for ax, title in ((left, "prompt tokens vs full context"), (right, "recall")):
+    for ax, title in ((left, "tokens vs full context"), (right, "recall")):
         ax.set_xticks(range(len(depths)), [f"depth {d}" for d in depths])
         ax.set_title(title)
         ax.grid(True, axis="y", alpha=0.3)
@@ -107,7 +107,7 @@ def token_recall_tradeoff(tokens: dict[str, Any], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for name, curve in block["curves"].items():
         ks = list(curve)
-        xs, ys = [curve[k]["prompt_tokens"] for k in ks], [curve[k]["recall"] for k in ks]
+        xs, ys = [curve[k]["tokens"] for k in ks], [curve[k]["recall"] for k in ks]
         ax.plot(
             xs, ys, marker="o", label=f"{STRATEGY_NAMES.get(name, name)} (k = {ks[0]}..{ks[-1]})"
         )
@@ -115,8 +115,8 @@ def token_recall_tradeoff(tokens: dict[str, Any], path: Path) -> None:
     for i, (name, m) in enumerate(points):
         colour = f"C{i + len(block['curves'])}"
         label = STRATEGY_NAMES.get(name, name)
-        ax.scatter([m["prompt_tokens"]], [m["recall"]], s=60, marker="D", color=colour, label=label)
-    ax.set(xlabel="prompt tokens per request", ylabel="recall", xscale="log",
+        ax.scatter([m["tokens"]], [m["recall"]], s=60, marker="D", color=colour, label=label)
+    ax.set(xlabel="tokens per request (prompt + completion)", ylabel="recall", xscale="log",
            title=f"Tokens vs recall at depth {depth}", ylim=(0, 1.05))  # fmt: skip
     from matplotlib.ticker import NullFormatter
 

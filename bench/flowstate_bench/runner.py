@@ -21,7 +21,16 @@ from flowstate.llm.client import json_instruction
 from flowstate.models import StepOutput
 from flowstate.store import Repository, Store
 from flowstate.tokens import count_tokens
-from flowstate_bench import engine_suite, namespaces, plots, report, startup, targets, token_suite
+from flowstate_bench import (
+    engine_suite,
+    namespaces,
+    plots,
+    report,
+    startup,
+    targets,
+    token_report,
+    token_suite,
+)
 from flowstate_bench.engine_suite import Samples
 from flowstate_bench.synthetic import DEFAULT_SHAPE, BundleShape
 
@@ -200,4 +209,34 @@ def run(store: Store, plan: Plan, out: Path, console: Console | None = None) -> 
     result["plots"] = plots.write_all(result, out)
     report.write_json(result, out / "report.json")
     (out / "report.md").write_text(report.markdown(result), encoding="utf-8")
+    return result
+
+
+TOKEN_REPORT = "tokens.json"
+
+
+def run_tokens(
+    store: Store, depths: tuple[int, ...], out: Path, console: Console | None = None
+) -> dict[str, Any]:
+    """The token suite alone (deterministic: no latency, nothing machine-dependent in its
+    figures): writes `tokens.json` (what `flowstate_bench.perf_doc` writes the tables of
+    docs/performance.md from) and `tokens.md` into `out`."""
+    require_extras()
+    out.mkdir(parents=True, exist_ok=True)
+    console = console or Console(stderr=True)
+    t0 = time.perf_counter()
+    tokens = token_suite.run_suite(store, depths, say=console.print)
+    result: dict[str, Any] = {
+        "meta": {
+            "command": "flowstate bench tokens",
+            "depths": list(depths),
+            "seconds": round(time.perf_counter() - t0, 1),
+        },
+        "tokens": tokens,
+    }
+    result["targets"] = targets.token_targets(tokens)
+    report.write_json(result, out / TOKEN_REPORT)
+    lines = ["# FlowState token suite", "", *report.target_table(result["targets"])]
+    text = "\n".join(lines + token_report.sections(tokens)) + "\n"
+    (out / "tokens.md").write_text(text, encoding="utf-8")
     return result

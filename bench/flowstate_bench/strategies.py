@@ -1,7 +1,8 @@
 """The baselines' prompts, built from the same turns FlowState sees. Pure: no model, no I/O.
 
 Every strategy answers a request in the same two model calls (read the ticket, then answer),
-so the prompts differ only in how the past is carried:
+with the ticket tool sent as a native tool definition (a compact JSON schema, as a provider
+receives it), so the prompts differ only in how the past is carried:
 
 - full context: every past turn verbatim (request, tool call, tool result, answer);
 - BM25: the k past turns that rank best against the request text (rank_bm25);
@@ -42,8 +43,12 @@ BASE_SYSTEM = (
 
 
 def system_prompt() -> str:
-    schema = Tool.from_function(lookup_ticket).schema()
-    return f"{BASE_SYSTEM}\n\nTools (JSON schemas):\n{json.dumps([schema], indent=1)}"
+    return BASE_SYSTEM
+
+
+def tool_schemas() -> list[dict[str, Any]]:
+    """The tool definitions every baseline call sends beside its messages."""
+    return [Tool.from_function(lookup_ticket).schema()]
 
 
 def tool_call(turn: Turn) -> str:
@@ -58,6 +63,11 @@ def turn_messages(turn: Turn) -> list[Message]:
         {"role": "tool", "content": turn.tool_output},
         {"role": "assistant", "content": turn.answer},
     ]
+
+
+def replies(turn: Turn) -> list[str]:
+    """What the model writes at the request's two calls: the tool call, then the answer."""
+    return [tool_call(turn), turn.answer]
 
 
 def two_calls(context: list[Message], turn: Turn, system: str) -> list[list[Message]]:
@@ -85,13 +95,30 @@ class Prompted:
     extra_completion_tokens: int = 0
     memory_write_calls: int = 0  # calls made only to write memory (no action, no reading)
     parts: list[Prompt] = field(default_factory=list)  # FlowState's calls as prompt parts
+    completions: list[int] = field(default_factory=list)  # of each agent call, as `calls`
+    replies: list[str] = field(default_factory=list)  # every call's reply, in sending order
 
     @classmethod
     def of(
-        cls, prompts: Sequence[list[Message]], extra: Sequence[list[Message]] = (), **kw: Any
+        cls,
+        prompts: Sequence[list[Message]],
+        extra: Sequence[list[Message]] = (),
+        replies: Sequence[str] = (),
+        extra_replies: Sequence[str] = (),
+        **kw: Any,
     ) -> Prompted:
-        """Calls that send their messages alone (no schema, no tool definitions)."""
-        return cls([Sent(p) for p in prompts], [Sent(p) for p in extra], **kw)
+        """A baseline's calls and the replies the model writes to them: the agent's calls
+        send the tool definitions beside their messages, the memory upkeep's (a summariser)
+        its messages alone."""
+        tools = tool_schemas()
+        return cls(
+            [Sent(p, tools=tools) for p in prompts],
+            [Sent(p) for p in extra],
+            completions=[count_tokens(r) for r in replies],
+            replies=[*replies, *extra_replies],
+            extra_completion_tokens=sum(count_tokens(r) for r in extra_replies),
+            **kw,
+        )
 
     @property
     def prompts(self) -> list[list[Message]]:
@@ -109,6 +136,25 @@ class Prompted:
     def extra_prompt_tokens(self) -> int:
         return sum(c.tokens() for c in self.extra)
 
+    @property
+    def completion_tokens(self) -> int:
+        """Every call's completion, memory upkeep included."""
+        return sum(self.completions) + self.extra_completion_tokens
+
+    @property
+    def tokens(self) -> int:
+        """The whole bill of the request: prompt plus completion."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def call_completions(self) -> list[int]:
+        """Completion tokens of every call in sending order (agent calls, then upkeep; the
+        upkeep's completion is its last call's)."""
+        agent = list(self.completions) + [0] * (len(self.calls) - len(self.completions))
+        extra = [0] * len(self.extra)
+        if extra:
+            extra[-1] = self.extra_completion_tokens
+        return agent + extra
+
 
 Strategy = Callable[[Sequence[Turn]], list[Prompted]]
 
@@ -117,7 +163,7 @@ def full_context(turns: Sequence[Turn]) -> list[Prompted]:
     system, out = system_prompt(), []
     history: list[Message] = []
     for turn in turns:
-        out.append(Prompted.of(two_calls(list(history), turn, system)))
+        out.append(Prompted.of(two_calls(list(history), turn, system), replies=replies(turn)))
         history += turn_messages(turn)
     return out
 
@@ -138,7 +184,7 @@ def bm25(turns: Sequence[Turn], k: int = BM25_K) -> list[Prompted]:
             scores = ranker.get_scores(_words(turn.text))
             best = sorted(sorted(range(i), key=lambda j: -scores[j])[:k])  # keep time order
             context = [m for j in best for m in turn_messages(turns[j])]
-        out.append(Prompted.of(two_calls(context, turn, system)))
+        out.append(Prompted.of(two_calls(context, turn, system), replies=replies(turn)))
     return out
 
 
@@ -175,11 +221,7 @@ def rolling_summary(turns: Sequence[Turn], budget: int = SUMMARY_BUDGET_TOKENS) 
         ]
         lines = _summarise(lines, turn, budget)
         reply = "Working state:\n" + "\n".join(lines)
-        out.append(
-            Prompted.of(
-                prompts, [upkeep], extra_completion_tokens=count_tokens(reply), memory_write_calls=1
-            )
-        )
+        out.append(Prompted.of(prompts, [upkeep], replies(turn), [reply], memory_write_calls=1))
     return out
 
 

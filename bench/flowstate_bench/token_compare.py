@@ -6,11 +6,13 @@ request are reported at the smallest k that reaches recall 1.0 (or, if none does
 smallest k reaching its best recall), next to FlowState's, full context's and the summary's
 single points.
 
-Cache-aware: a provider bills the part of a prompt that repeats an earlier prompt byte for
-byte at a cached rate. Per strategy, every call's prompt (the agent's and the memory upkeep's,
-in the order they are sent) is compared with the previous call's; the shared prefix is billed
-at `discount` times the input price, the rest at the full price. Effective prompt tokens =
-uncached + discount x cached; reported at 10% and 50% (the usual cached-read rates).
+Tokens are the whole bill: prompt plus completion. The recall-matched points count both.
+
+Cache-aware: every call of a strategy (the agent's and the memory upkeep's, in the order they
+are sent) under the providers' cache rules (`prompt_cache`): the automatic cache (a cached
+prefix only from 1,024 tokens, in steps of 128, read at 10% and at 50% of the input price) and
+the breakpoint cache (writes at 1.25x, reads at 10%). Effective tokens = the input at
+full-price equivalents plus the completion.
 """
 
 from __future__ import annotations
@@ -19,20 +21,22 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from flowstate.engine.prompt_costs import shared_prefix
+from flowstate_bench import prices
 from flowstate_bench.embedding import LOCAL_MODEL, Embedder, cosine
+from flowstate_bench.prompt_cache import RATES, Billed, Layout, bill_calls, layout_of
 from flowstate_bench.scenarios import Turn
 from flowstate_bench.strategies import (
     Message,
     Prompted,
     bm25,
+    replies,
     system_prompt,
     turn_messages,
     two_calls,
 )
 
 SWEEP_K = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
-DISCOUNTS = (0.1, 0.5)
+DISCOUNTS = RATES
 Recall = Callable[[Turn, Prompted], float | None]
 
 
@@ -49,7 +53,7 @@ def embedding_top_k(
         scores = [cosine(queries[i], vectors[j]) for j in range(i)]
         best = sorted(j for j in sorted(range(i), key=lambda j: -scores[j])[:k] if scores[j] > 0)
         context: list[Message] = [m for j in best for m in turn_messages(turns[j])]
-        out.append(Prompted.of(two_calls(context, turn, system)))
+        out.append(Prompted.of(two_calls(context, turn, system), replies=replies(turn)))
     return out
 
 
@@ -59,7 +63,7 @@ def recency_window(turns: Sequence[Turn], n: int) -> list[Prompted]:
     system, out = system_prompt(), []
     for i, turn in enumerate(turns):
         context: list[Message] = [m for t in turns[max(0, i - n) : i] for m in turn_messages(t)]
-        out.append(Prompted.of(two_calls(context, turn, system)))
+        out.append(Prompted.of(two_calls(context, turn, system), replies=replies(turn)))
     return out
 
 
@@ -81,7 +85,9 @@ def sweep(
 def _point(turns: Sequence[Turn], runs: Sequence[Prompted], recall: Recall) -> dict[str, float]:
     recalls = [r for r in (recall(t, p) for t, p in zip(turns, runs, strict=True)) if r is not None]
     return {
+        "tokens": round(statistics.fmean(p.tokens for p in runs), 1),
         "prompt_tokens": round(statistics.fmean(p.prompt_tokens for p in runs), 1),
+        "completion_tokens": round(statistics.fmean(p.completion_tokens for p in runs), 1),
         "recall": round(statistics.fmean(recalls), 4) if recalls else 1.0,
     }
 
@@ -108,57 +114,75 @@ def recall_matched(
     for name, runs in fixed.items():
         p = _point(turns, runs[:depth], recall)
         matched[name] = {"k": None, **p, "reached": p["recall"] >= 1.0}
-    full = matched.get("full_context", {}).get("prompt_tokens")
+    full = matched.get("full_context", {}).get("tokens")
     for m in matched.values():
-        m["ratio_to_full_context"] = round(m["prompt_tokens"] / full, 4) if full else None
+        m["ratio_to_full_context"] = round(m["tokens"] / full, 4) if full else None
     return {"curves": curves, "matched": matched}
 
 
-def call_costs(runs: Sequence[Prompted]) -> list[list[tuple[int, int]]]:
-    """Per request, per call in sending order: (prompt tokens, tokens shared with the
-    previous call's prompt as a byte-identical prefix)."""
-    calls = [c for run in runs for c in [*run.calls, *run.extra]]
-    totals = [c.tokens() for c in calls]
-    cached = [0] + [
-        min(shared_prefix(prev, cur).tokens, total)
-        for prev, cur, total in zip(calls, calls[1:], totals[1:], strict=False)
-    ]
+def call_costs(runs: Sequence[Prompted]) -> list[list[Billed]]:
+    """Per request, per call in sending order (the agent's calls, then its memory upkeep):
+    the call under both cache models (`prompt_cache`), every earlier call of the strategy
+    within the cache's lifetime."""
+    layouts: list[Layout] = []
+    completions: list[int] = []
+    for run in runs:
+        parts = [*run.parts, *[None] * (len(run.calls) - len(run.parts))]
+        layouts += [layout_of(c, p) for c, p in zip(run.calls, parts, strict=True)]
+        layouts += [layout_of(c) for c in run.extra]
+        completions += run.call_completions()
+    billed = bill_calls(list(zip(layouts, completions, strict=True)))
     out, i = [], 0
     for run in runs:
         n = len(run.calls) + len(run.extra)
-        out.append(list(zip(totals[i : i + n], cached[i : i + n], strict=True)))
+        out.append(billed[i : i + n])
         i += n
     return out
 
 
+def _mean(values: Sequence[float], n: int) -> float:
+    return round(sum(values) / n, 1)
+
+
 def cache_costs(
-    per_request: Sequence[Sequence[tuple[int, int]]], discounts: Sequence[float] = DISCOUNTS
+    per_request: Sequence[Sequence[Billed]], rates: Sequence[float] = RATES
 ) -> dict[str, Any]:
-    """Mean prefix share of a call, and effective prompt tokens per request at each discount."""
+    """Per request (means): prompt and completion tokens, the tokens each cache model bills
+    at full-price equivalents, plus the completion (`effective_tokens`: the automatic cache
+    at each read rate; `breakpoint_tokens`: writes at 1.25x, reads at 10%); the share of
+    prompt tokens each reads from its cache; and the cost at the price of two named models."""
     calls = [c for request in per_request for c in request]
-    shares = [c / t for t, c in calls[1:] if t]
-    total = sum(t for t, _ in calls)
     n = max(len(per_request), 1)
+    prompt = sum(c.tokens for c in calls)
+    completion = sum(c.completion for c in calls)
     return {
-        "prefix_share": round(statistics.fmean(shares), 4) if shares else 0.0,
-        "cached_share_of_tokens": round(sum(c for _, c in calls) / total, 4) if total else 0.0,
-        "prompt_tokens": round(total / n, 1),
-        "effective_prompt_tokens": {
-            f"{d:.0%}": round(sum(t - c * (1 - d) for t, c in calls) / n, 1) for d in discounts
+        "prompt_tokens": _mean([prompt], n),
+        "completion_tokens": _mean([completion], n),
+        "tokens": _mean([prompt + completion], n),
+        "cached_share": round(sum(c.cached for c in calls) / prompt, 4) if prompt else 0.0,
+        "breakpoint_read_share": round(sum(c.read for c in calls) / prompt, 4) if prompt else 0.0,
+        "effective_tokens": {
+            f"{r:.0%}": _mean([c.effective_input(r) + c.completion for c in calls], n)
+            for r in rates
         },
+        "breakpoint_tokens": _mean([c.breakpoint_input + c.completion for c in calls], n),
+        "cost_usd": prices.request_costs(calls, n),
     }
 
 
-def cache_table(
-    costs: dict[str, list[list[tuple[int, int]]]], depth: int
-) -> dict[str, dict[str, Any]]:
+def cache_table(costs: dict[str, list[list[Billed]]], depth: int) -> dict[str, dict[str, Any]]:
     """`cache_costs` of every strategy's first `depth` requests, and each one's ratio to full
-    context at the same discount."""
+    context under the same model."""
     out = {name: cache_costs(per_request[:depth]) for name, per_request in costs.items()}
     full = out.get("full_context")
     for figures in out.values():
         figures["ratio_to_full_context"] = {
-            d: round(v / full["effective_prompt_tokens"][d], 4) if full else None
-            for d, v in figures["effective_prompt_tokens"].items()
+            **{
+                r: round(v / full["effective_tokens"][r], 4) if full else None
+                for r, v in figures["effective_tokens"].items()
+            },
+            "breakpoints": round(figures["breakpoint_tokens"] / full["breakpoint_tokens"], 4)
+            if full
+            else None,
         }
     return out

@@ -30,7 +30,7 @@ def name(key: str) -> str:
 
 
 def token_table(tokens: dict[str, Any]) -> list[str]:
-    header = ["depth", "strategy", "prompt tokens / request", "vs full context",
+    header = ["depth", "strategy", "tokens / request", "prompt + completion", "vs full context",
               "last request", "recall", "extra LLM calls", "of them to write memory"]  # fmt: skip
     rows = []
     for depth, figures in tokens["by_depth"].items():
@@ -39,9 +39,10 @@ def token_table(tokens: dict[str, Any]) -> list[str]:
                 [
                     depth,
                     name(key),
-                    f"{f['prompt_tokens']:,.0f}",
+                    f"{f['tokens']:,.0f}",
+                    f"{f['prompt_tokens']:,.0f} + {f['completion_tokens']:,.0f}",
                     f"{f['ratio_to_full_context']:.1%}",
-                    f"{f['last_request_prompt_tokens']:,} ({f['last_request_ratio']:.1%})",
+                    f"{f['last_request_tokens']:,} ({f['last_request_ratio']:.1%})",
                     f"{f['recall']:.2f}",
                     f"{f['extra_llm_calls']:g}",
                     f"{f.get('memory_write_calls', 0):g}",
@@ -51,33 +52,32 @@ def token_table(tokens: dict[str, Any]) -> list[str]:
 
 
 def parts_table(tokens: dict[str, Any]) -> list[str]:
-    """FlowState's prompt tokens per request by part, and the share a prompt cache reuses."""
+    """FlowState's prompt tokens per request by part, its completion, and the share of its
+    prompt the automatic cache reads under the real rules."""
     depths = {d: f["flowstate"] for d, f in tokens["by_depth"].items() if "parts" in f["flowstate"]}
     if not depths:
         return []
     names = list(next(iter(depths.values()))["parts"])
-    header = ["depth", *[n.replace("_", " ") for n in names], "repeated prefix"]
+    header = ["depth", *[n.replace("_", " ") for n in names], "completion", "cached (real rules)",
+              "largest shared prefix"]  # fmt: skip
     rows = [
-        [d, *[f"{f['parts'][n]:,.0f}" for n in names], f"{f['prefix_share']:.0%}"]
+        [
+            d,
+            *[f"{f['parts'][n]:,.0f}" for n in names],
+            f"{f['completion_tokens']:,.0f}",
+            f"{f['cached_share']:.0%}",
+            f"{f['largest_shared_prefix']:,}",
+        ]  # fmt: skip
         for d, f in depths.items()
     ]
-    demo = tokens.get("demo")
-    if demo:
-        n = max(len(demo["rows"]), 1)
-        rows.append(
-            [
-                "demo",
-                *[f"{demo['parts'][p] / n:,.0f}" for p in names],
-                f"{demo['prefix_share']:.0%}",
-            ]
-        )
     return table(header, rows)
 
 
 def recall_matched_table(tokens: dict[str, Any]) -> list[str]:
     """Per depth and strategy: the tokens needed for recall 1.0 (k: the smallest that gets
     there), or the best recall reached and what it costs."""
-    header = ["depth", "strategy", "k", "prompt tokens / request", "vs full context", "recall"]
+    header = ["depth", "strategy", "k", "tokens / request", "prompt + completion",
+              "vs full context", "recall"]  # fmt: skip
     rows = []
     for depth, block in tokens.get("recall_matched", {}).items():
         for key, m in block["matched"].items():
@@ -87,7 +87,8 @@ def recall_matched_table(tokens: dict[str, Any]) -> list[str]:
                     depth,
                     name(key),
                     "-" if m["k"] is None else str(m["k"]),
-                    f"{m['prompt_tokens']:,.0f}",
+                    f"{m['tokens']:,.0f}",
+                    f"{m['prompt_tokens']:,.0f} + {m['completion_tokens']:,.0f}",
                     f"{m['ratio_to_full_context']:.1%}",
                     recall,
                 ]
@@ -96,29 +97,49 @@ def recall_matched_table(tokens: dict[str, Any]) -> list[str]:
 
 
 def cache_cost_table(tokens: dict[str, Any]) -> list[str]:
-    """Per depth and strategy: repeated prefix, and effective prompt tokens per request when
-    cached input costs 10% / 50% of the full price (share of full context's)."""
-    header = ["depth", "strategy", "prompt tokens / request", "repeated prefix (mean per call)"]
-    discounts: list[str] = []
+    """Per depth and strategy: effective tokens per request (input at full-price
+    equivalents plus completion) under the automatic cache at each read rate and under the
+    breakpoint cache, with the share of full context's, and the share of prompt tokens each
+    reads from its cache."""
+    header = ["depth", "strategy", "tokens / request"]
+    rates: list[str] = []
     rows = []
     for depth, per in tokens.get("cache", {}).items():
         for key, f in per.items():
-            discounts = list(f["effective_prompt_tokens"])
-            cells = [
-                f"{f['effective_prompt_tokens'][d]:,.0f} ({f['ratio_to_full_context'][d]:.0%})"
-                for d in discounts
-            ]
+            rates = list(f["effective_tokens"])
+            ratio = f["ratio_to_full_context"]
+            cells = [f"{f['effective_tokens'][r]:,.0f} ({ratio[r]:.0%})" for r in rates]
             rows.append(
                 [
                     depth,
                     name(key),
-                    f"{f['prompt_tokens']:,.0f}",
-                    f"{f['prefix_share']:.0%}",
+                    f"{f['tokens']:,.0f}",
                     *cells,
+                    f"{f['breakpoint_tokens']:,.0f} ({ratio['breakpoints']:.0%})",
+                    f"{f['cached_share']:.0%} / {f['breakpoint_read_share']:.0%}",
                 ]
             )
-    header += [f"effective tokens, cached at {d}" for d in discounts]
+    header += [f"automatic cache, read at {r}" for r in rates]
+    header += ["breakpoint cache", "prompt read from cache (automatic / breakpoints)"]
     return table(header, rows) if rows else []
+
+
+def price_table(tokens: dict[str, Any]) -> list[str]:
+    """Per depth and strategy: USD per 1,000 requests on each named model, without a cache
+    and with its provider's."""
+    rows, models = [], []
+    for depth, per in tokens.get("cache", {}).items():
+        for key, f in per.items():
+            costs = f.get("cost_usd") or {}
+            models = list(costs)
+            cells = [f"{c['uncached'] * 1000:,.2f} / {c['cached'] * 1000:,.2f}"
+                     for c in costs.values()]  # fmt: skip
+            rows.append([depth, name(key), *cells])
+    if not rows:
+        return []
+    header = ["depth", "strategy", *[f"{m}: USD per 1,000 requests (no cache / cached)"
+                                     for m in models]]  # fmt: skip
+    return table(header, rows)
 
 
 def sweep_table(sweep: dict[str, Any], setting: str, label: str) -> list[str]:
@@ -128,7 +149,7 @@ def sweep_table(sweep: dict[str, Any], setting: str, label: str) -> list[str]:
     for agent, by_value in by_agent.items():
         for value, by_depth in by_value.items():
             cells = [
-                f"{p['prompt_tokens']:,.0f} / {p['llm_calls']:.2f} / {p['recall']:.2f}"
+                f"{p['tokens']:,.0f} / {p['llm_calls']:.2f} / {p['recall']:.2f}"
                 for p in by_depth.values()
             ]
             rows.append([agent, value, *cells])
@@ -140,7 +161,8 @@ def sweep_table(sweep: dict[str, Any], setting: str, label: str) -> list[str]:
 
 
 def call_kind_table(tokens: dict[str, Any]) -> list[str]:
-    """FlowState's calls by kind at each depth: prompt parts per call and the fixed price."""
+    """FlowState's calls by kind at each depth: prompt parts per call, the fixed price, the
+    completion, and the prefix each cache model reuses under the real rules."""
     rows = []
     parts: list[str] = []
     for depth, figures in tokens["by_depth"].items():
@@ -153,9 +175,15 @@ def call_kind_table(tokens: dict[str, Any]) -> list[str]:
                     str(f["calls"]),
                     *[f"{f['parts'][p]:,.0f}" for p in parts],
                     f"{f['fixed_price']:,.0f}",
+                    f"{f['completion_tokens']:,.0f}",
+                    f"{f['shared_prefix']:,.0f}",
+                    f"{f['cached_prefix']:,.0f}",
+                    f"{f['breakpoint_read']:,.0f} / {f['breakpoint_written']:,.0f}",
                 ]  # fmt: skip
             )
-    header = ["depth", "call", "calls", *[p.replace("_", " ") for p in parts], "fixed price"]
+    header = ["depth", "call", "calls", *[p.replace("_", " ") for p in parts], "fixed price",
+              "completion", "shared prefix", "cached (automatic)",
+              "breakpoints: read / written"]  # fmt: skip
     return table(header, rows) if rows else []
 
 
@@ -181,13 +209,16 @@ def sections(tokens: dict[str, Any]) -> list[str]:
         out += ["", "FlowState's prompt tokens per request, by part (every call of the request "
                 "summed; framing is the chat format's per-message tokens, headers, blank lines "
                 "and the step line; reply format is what the client sends beyond the prompt, "
-                "the schema). Repeated prefix: the mean share of a call's prompt that repeats "
-                "the previous call's byte for byte, which provider prompt caching can bill at "
-                "the cached rate.", "", *parts]  # fmt: skip
+                "the schema), its completion, the share of its prompt the automatic cache reads "
+                "under the real rules, and the largest prefix a call shares with an earlier "
+                "one.", "", *parts]  # fmt: skip
     kinds = call_kind_table(tokens)
     if kinds:
-        out += ["", "FlowState's calls by kind: tokens per call by part, and the fixed price "
-                "(protocol, reply format, tools, framing).", "", *kinds]  # fmt: skip
+        out += ["", "FlowState's calls by kind, per call: tokens by part, the fixed price "
+                "(protocol, reply format, tools, framing), the completion, the prefix shared "
+                "with an earlier call, what the automatic cache reads of it (from 1,024 tokens, "
+                "in steps of 128), and what the breakpoint cache reads and writes.", "",
+                *kinds]  # fmt: skip
     for title, block, text in (
         ("Recall-matched tokens", tokens,
          "BM25, the embedding baseline and a recency window (last k turns) swept over k "
@@ -205,11 +236,21 @@ def sections(tokens: dict[str, Any]) -> list[str]:
         cache = cache_cost_table(block)
         if cache:
             out += ["", f"## Prompt-cache-aware cost{title}", "",
-                    "Every call (agent and memory upkeep, in sending order) against the previous "
-                    "call: the byte-identical prefix, schema first, is billed at the cached rate. "
-                    "Effective tokens = uncached + rate x cached, per request (share of full "
-                    "context's at the same rate). `k = n`: the swept strategies at the k they "
-                    "need for recall 1.0 at that depth.", "", *cache]  # fmt: skip
+                    "Every call (agent and memory upkeep, in sending order) under the providers' "
+                    "rules, every earlier call within the cache's lifetime. Automatic cache "
+                    "(OpenAI): the longest prefix shared with an earlier call, from 1,024 tokens "
+                    "and in steps of 128, read at the given rate. Breakpoint cache (Anthropic): "
+                    "prefixes ending at the system part, the stable part and the prompt's end, "
+                    "from 1,024 tokens, written at 1.25x and read at 10%. Effective tokens = the "
+                    "input at full-price equivalents plus the completion, per request (share of "
+                    "full context's under the same model). `k = n`: the swept strategies at the "
+                    "k they need for recall 1.0 at that depth.", "", *cache]  # fmt: skip
+        priced = price_table(block)
+        if priced:
+            models = ", ".join(f"{m} ({v['cache']} cache)"
+                               for m, v in (s.get("prices") or {}).items())  # fmt: skip
+            out += ["", f"At litellm's prices{title}: {models}; tokens counted with "
+                    "o200k_base.", "", *priced]  # fmt: skip
     sweep = tokens.get("sweep") or {}
     if sweep:
         chosen = sweep.get("chosen", {})

@@ -2,14 +2,14 @@
 
 One scenario of the deepest depth is generated; the session of depth D is its first D
 requests, so every depth and every strategy sees exactly the same turns. Figures per depth:
-mean prompt tokens per request (every call of the request, memory upkeep included), the last
-request's prompt tokens, recall (share of the needed fact values present in the prompt that
-answers), model calls beyond the two the task itself needs (read the ticket, answer), and
-of those the calls made only to write memory (a summariser's; a FlowState step that carries
-nothing but a delta).
+mean tokens per request, prompt plus completion (every call of the request, memory upkeep
+included), and each apart; the last request's tokens, recall (share of the needed fact
+values present in the prompt that answers), model calls beyond the two the task itself
+needs (read the ticket, answer), and of those the calls made only to write memory (a
+summariser's; a FlowState step that carries nothing but a delta).
 Then the comparison (`token_compare`): BM25 and the embedding baseline swept over k, the
-tokens each needs for recall 1.0 per depth, and every strategy's cost with a prompt cache
-(cached input at 10% and 50% of the price).
+tokens each needs for recall 1.0 per depth, and every strategy's cost under the providers'
+cache rules (`prompt_cache`) and at two named models' prices (`prices`).
 Everything is deterministic, so one run is the measurement.
 """
 
@@ -23,9 +23,17 @@ from typing import Any
 from flowstate.api import FlowState
 from flowstate.demo.runner import run_scripted_demo
 from flowstate.demo.scenario import EXPECTED_TOTAL_EUR
-from flowstate.engine.prompt_costs import fixed_price, prefix_shares, total_parts
+from flowstate.engine.prompt_costs import fixed_price, total_parts
 from flowstate.store import Store
-from flowstate_bench import flowstate_strategy, reader, token_compare, token_sweep
+from flowstate_bench import (
+    flowstate_strategy,
+    prices,
+    prompt_cache,
+    reader,
+    token_compare,
+    token_sweep,
+)
+from flowstate_bench.prompt_cache import Billed
 from flowstate_bench.scenarios import Turn, scenario
 from flowstate_bench.strategies import BASELINES, BM25_K, SUMMARY_BUDGET_TOKENS, Prompted
 
@@ -53,13 +61,16 @@ def recall(turn: Turn, prompted: Prompted) -> float | None:
 
 
 def depth_figures(turns: Sequence[Turn], runs: Sequence[Prompted]) -> dict[str, Any]:
-    tokens = [p.prompt_tokens for p in runs]
+    """Per request (means): tokens (prompt plus completion), each apart, and the rest."""
+    tokens = [p.tokens for p in runs]
     recalls = [r for r in (recall(t, p) for t, p in zip(turns, runs, strict=True)) if r is not None]
     calls = [len(p.prompts) + len(p.extra_prompts) for p in runs]
     return {
-        "prompt_tokens": round(statistics.fmean(tokens), 1),
-        "last_request_prompt_tokens": tokens[-1],
-        "total_prompt_tokens": sum(tokens),
+        "tokens": round(statistics.fmean(tokens), 1),
+        "prompt_tokens": round(statistics.fmean(p.prompt_tokens for p in runs), 1),
+        "completion_tokens": round(statistics.fmean(p.completion_tokens for p in runs), 1),
+        "last_request_tokens": tokens[-1],
+        "total_tokens": sum(tokens),
         "extra_prompt_tokens": round(statistics.fmean(p.extra_prompt_tokens for p in runs), 1),
         "recall": round(statistics.fmean(recalls), 4) if recalls else 1.0,
         "llm_calls": round(statistics.fmean(calls), 3),
@@ -70,17 +81,20 @@ def depth_figures(turns: Sequence[Turn], runs: Sequence[Prompted]) -> dict[str, 
 
 def prompt_costs(runs: Sequence[Prompted]) -> dict[str, Any]:
     """What FlowState's calls cost by prompt part (mean per request and per call, the whole
-    bill), the fixed price of a call, and the share of each call that repeats the previous
-    one byte for byte (what a provider's prompt cache reuses)."""
+    bill), the fixed price of a call, its completion, and the share of its prompt a provider
+    reads from its cache under the real rules (`prompt_cache`)."""
     calls = [(p, s) for run in runs for p, s in zip(run.parts, run.calls, strict=True)]
     total = total_parts(calls)
-    shares = prefix_shares([s for _, s in calls])
     per_call = {part: round(total[part] / len(calls), 1) for part in total}
+    billed = [c for request in token_compare.call_costs(runs) for c in request]
+    prompt = sum(c.tokens for c in billed)
     return {
         "parts": {part: round(total[part] / len(runs), 1) for part in total},
         "parts_per_call": per_call,
         "fixed_price_per_call": round(fixed_price(per_call), 1),
-        "prefix_share": round(statistics.fmean(shares), 4) if shares else 0.0,
+        "completion_tokens": round(sum(c.completion for c in billed) / len(runs), 1),
+        "cached_share": round(sum(c.cached for c in billed) / prompt, 4) if prompt else 0.0,
+        "largest_shared_prefix": max((c.shared for c in billed), default=0),
     }
 
 
@@ -126,18 +140,31 @@ def strategies_of(store: Store, turns: Sequence[Turn]) -> tuple[Any, dict[str, l
 
 def call_kinds(runs: Sequence[Prompted]) -> dict[str, Any]:
     """FlowState's calls by kind (a request's first call, its later ones): per call, the
-    parts of the prompt and the fixed price."""
-    kinds: dict[str, list[tuple[Any, Any]]] = {"first": [], "later": []}
-    for run in runs:
+    parts of the prompt, the fixed price, the completion, and the prefix a provider caches
+    under the real rules (the automatic cache's cached tokens; the breakpoint cache's reads)."""
+    kinds: dict[str, list[tuple[Any, Any, Billed]]] = {"first": [], "later": []}
+    billed = token_compare.call_costs(runs)
+    for run, bills in zip(runs, billed, strict=True):
         for i, (prompt, sent) in enumerate(zip(run.parts, run.calls, strict=True)):
-            kinds["first" if i == 0 else "later"].append((prompt, sent))
+            kinds["first" if i == 0 else "later"].append((prompt, sent, bills[i]))
     out = {}
     for kind, calls in kinds.items():
         if calls:
-            total = total_parts(calls)
-            per_call = {part: round(n / len(calls), 1) for part, n in total.items()}
-            out[kind] = {"calls": len(calls), "parts": per_call,
-                         "fixed_price": round(fixed_price(per_call), 1)}  # fmt: skip
+            n = len(calls)
+            total = total_parts((p, s) for p, s, _ in calls)
+            per_call = {part: round(v / n, 1) for part, v in total.items()}
+            bills = [b for _, _, b in calls]
+            out[kind] = {
+                "calls": n,
+                "parts": per_call,
+                "fixed_price": round(fixed_price(per_call), 1),
+                "prompt_tokens": round(sum(b.tokens for b in bills) / n, 1),
+                "completion_tokens": round(sum(b.completion for b in bills) / n, 1),
+                "shared_prefix": round(sum(b.shared for b in bills) / n, 1),
+                "cached_prefix": round(sum(b.cached for b in bills) / n, 1),
+                "breakpoint_read": round(sum(b.read for b in bills) / n, 1),
+                "breakpoint_written": round(sum(b.written for b in bills) / n, 1),
+            }
     return out
 
 
@@ -159,14 +186,15 @@ def run_suite(
         }
         full = figures["full_context"]
         for f in figures.values():
-            f["ratio_to_full_context"] = round(f["prompt_tokens"] / full["prompt_tokens"], 4)
+            f["ratio_to_full_context"] = round(f["tokens"] / full["tokens"], 4)
             f["last_request_ratio"] = round(
-                f["last_request_prompt_tokens"] / full["last_request_prompt_tokens"], 4
+                f["last_request_tokens"] / full["last_request_tokens"], 4
             )
         figures["flowstate"]["index_tokens_max"] = max(fs.index_tokens[:depth])
         figures["flowstate"]["index_budget"] = fs.index_budget
-        figures["flowstate"] |= prompt_costs(fs.psa[:depth])
-        figures["flowstate"]["call_kinds"] = call_kinds(fs.psa[:depth])
+        for name in ("flowstate", "flowstate_reader"):  # both agents: parts and call kinds
+            runs = per_strategy[name][:depth]
+            figures[name] |= prompt_costs(runs) | {"call_kinds": call_kinds(runs)}
         by_depth[str(depth)] = figures
     say("token suite: BM25, embedding and recency window swept over k; prompt-cache-aware cost")
     comparison = compare(turns, per_strategy, depths)
@@ -174,7 +202,7 @@ def run_suite(
     far_turns = scenario(deepest, seed, reach=None)
     _, far_strategies = strategies_of(store, far_turns)
     far_back = compare(far_turns, far_strategies, depths)
-    series = {name: [p.prompt_tokens for p in runs] for name, runs in per_strategy.items()}
+    series = {name: [p.tokens for p in runs] for name, runs in per_strategy.items()}
     swept: dict[str, Any] = {}
     if sweep:
         say("token suite: index budget and prefetch swept (oracle and reader)")
@@ -205,7 +233,16 @@ def run_suite(
             "embedding": f"{EMBEDDING_K} most similar past turns, {token_compare.LOCAL_MODEL} "
             "through litellm",
             "cache_discounts": list(token_compare.DISCOUNTS),
-            "counted": "the whole bill of every call: messages, reply schema, tool definitions",
+            "cache_rules": {
+                "min_cached_tokens": prompt_cache.MIN_CACHED,
+                "step_tokens": prompt_cache.STEP,
+                "breakpoint_write_rate": prompt_cache.WRITE_RATE,
+                "breakpoint_read_rate": prompt_cache.READ_RATE,
+            },
+            "prices": prices.described(),
+            "counted": "the whole bill of every call: messages, reply schema, tool definitions "
+            "(the baselines' as compact JSON schemas), and its completion; tokens = prompt + "
+            "completion",
         },
     }
 

@@ -23,9 +23,11 @@ Recall = Callable[[Turn, Prompted], float | None]
 
 
 def point(turns: Sequence[Turn], runs: Sequence[Prompted], recall: Recall) -> dict[str, float]:
-    """Mean prompt tokens and calls per request, and mean recall, over these turns."""
+    """Mean tokens (prompt plus completion, and the prompt's) and calls per request, and
+    mean recall, over these turns."""
     recalls = [r for r in (recall(t, p) for t, p in zip(turns, runs, strict=True)) if r is not None]
     return {
+        "tokens": round(statistics.fmean(p.tokens for p in runs), 1),
         "prompt_tokens": round(statistics.fmean(p.prompt_tokens for p in runs), 1),
         "llm_calls": round(statistics.fmean(len(p.calls) for p in runs), 3),
         "recall": round(statistics.fmean(recalls), 4) if recalls else 1.0,

@@ -11,7 +11,9 @@ reply format, tools and framing.
 
 Provider prompt caching (OpenAI, Anthropic, Gemini) reuses the longest prefix a call shares
 byte for byte with an earlier one; `shared_prefix` measures it between consecutive calls, the
-schema and tool definitions first (providers put them ahead of the messages).
+schema and tool definitions first (providers put them ahead of the messages), and
+`cached_tokens` gives what a provider reads of it from its cache: nothing below 1,024 tokens,
+then steps of 128.
 """
 
 from __future__ import annotations

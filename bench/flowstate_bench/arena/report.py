@@ -16,7 +16,7 @@ from flowstate_bench.arena.formal import Judge
 from flowstate_bench.arena.published import COLUMNS, FLOWSTATE_CLAIMS, TABLE_3
 from flowstate_bench.arena.replay import recall_at_k as replay_recall
 from flowstate_bench.arena.runner import RunConfig, TaskRun
-from flowstate_bench.costs import parts_lines, spend_columns
+from flowstate_bench.costs import named_cost_cells, named_cost_header, parts_lines, spend_columns
 from flowstate_bench.seam import add_parts
 
 # nAUC depth K per domain: the axes of the paper's Fig. 3; math and phys pooled as one domain.
@@ -56,12 +56,14 @@ DEFINITIONS = {
     "were all in what the agent was shown",
     "replay_recall_at_k": "the recall replay: gold results of subtasks 1..k-1 written with the "
     "official writers, one context(prompt_k), facts looked for (memories without an LLM only)",
-    "tokens": "task agent's prompt + completion tokens (provider usage, else tiktoken)",
+    "tokens": "task agent's prompt + completion tokens (provider usage, else tiktoken); "
+    "prompt_tokens and completion_tokens apart",
     "memory_tokens": "the memory system's own LLM calls (summary rewrites, ReasoningBank's "
     "judge and extractor, Mem0's fact extraction and update decisions)",
     "embedding_tokens": "the memory system's embedding calls (litellm.embedding)",
     "extra_llm_calls": "LLM calls that are not task-agent steps (the memory's own)",
-    "spend": "agent / memory LLM / memory embedding: tokens, calls and cost in USD "
+    "spend": "agent / memory LLM / memory embedding: tokens, calls and cost in USD (and in "
+    "at_prices_usd / llm_at_prices_usd at gpt-4o-mini and claude-sonnet-4-5, no cache) "
     "(litellm's price map; null where a model has no price; --price-model prices offline runs)",
 }
 
@@ -137,6 +139,8 @@ def config_metrics(
         **curve_metrics(tasks, domain),
         "recall_at_k": _recall(runs),
         "tokens": tokens.total_tokens,
+        "prompt_tokens": tokens.prompt_tokens,
+        "completion_tokens": tokens.completion_tokens,
         "memory_tokens": memory.total_tokens,
         "embedding_tokens": embedding.total_tokens,
         "embedding_calls": embedding.calls,
@@ -332,9 +336,10 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         "Spend side by side (agent / memory LLM / memory embedding):",
         "",
-        "| config | strategy | agent tokens | agent calls | memory LLM tokens | memory LLM calls "
-        "| embedding tokens | embedding calls | cost (USD) |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| config | strategy | agent tokens (prompt + completion) | agent calls "
+        "| memory LLM tokens | memory LLM calls | embedding tokens | embedding calls "
+        f"| cost (USD) | {named_cost_header()} |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for config, strategies in report["configs"].items():
         for strategy, m in strategies.items():
@@ -344,8 +349,10 @@ def markdown(report: dict[str, Any]) -> str:
             a, mem, e = sp["agent"], sp["memory_llm"], sp["memory_embedding"]
             cost = "-" if sp["total_cost_usd"] is None else f"{sp['total_cost_usd']:.4f}"
             out.append(
-                f"| {config} | {strategy} | {a['tokens']:,} | {a['calls']} | {mem['tokens']:,} "
-                f"| {mem['calls']} | {e['tokens']:,} | {e['calls']} | {cost} |"
+                f"| {config} | {strategy} | {a['tokens']:,} ({a['prompt_tokens']:,} + "
+                f"{a['completion_tokens']:,}) | {a['calls']} | {mem['tokens']:,} "
+                f"| {mem['calls']} | {e['tokens']:,} | {e['calls']} | {cost} "
+                f"| {named_cost_cells(sp)} |"
             )
     out += ["", "SR@k per strategy (k = subtask depth):", ""]
     for config, strategies in report["configs"].items():

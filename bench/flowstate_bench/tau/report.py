@@ -13,7 +13,7 @@ from rich.table import Table
 
 from flowstate.models.records import Usage
 from flowstate_bench import reader_report
-from flowstate_bench.costs import parts_lines, spend_columns
+from flowstate_bench.costs import named_cost_cells, named_cost_header, parts_lines, spend_columns
 from flowstate_bench.seam import add_parts
 from flowstate_bench.tau.runner import Conversation, RunConfig
 from flowstate_bench.tau.scoring import pass_hat_k
@@ -193,9 +193,10 @@ def markdown(report: dict[str, Any]) -> str:
     head = (
         f"# tau-bench {report['domain']}: {report['agent']} agent, {report['tasks']} tasks, "
         f"{report['trials']} trial(s)\n\n"
-        "| strategy | pass^1 | DB acc | agent tokens | agent calls | memory LLM tokens "
-        "| memory LLM calls | embedding tokens | embedding calls | cost (USD) |\n"
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        "| strategy | pass^1 | DB acc | agent tokens (prompt + completion) | agent calls "
+        "| memory LLM tokens | memory LLM calls | embedding tokens | embedding calls "
+        f"| cost (USD) | {named_cost_header()} |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     )
     rows = []
     for name, s in report["strategies"].items():
@@ -204,12 +205,14 @@ def markdown(report: dict[str, Any]) -> str:
         cost = "-" if sp["total_cost_usd"] is None else f"{sp['total_cost_usd']:.4f}"
         rows.append(
             f"| {name} | {_pct(s['pass_hat_k']['1'])} | {_pct(s['db_accuracy'])} "
-            f"| {a['tokens']:,} | {a['calls']} | {m['tokens']:,} | {m['calls']} "
-            f"| {e['tokens']:,} | {e['calls']} | {cost} |"
+            f"| {a['tokens']:,} ({a['prompt_tokens']:,} + {a['completion_tokens']:,}) "
+            f"| {a['calls']} | {m['tokens']:,} | {m['calls']} "
+            f"| {e['tokens']:,} | {e['calls']} | {cost} | {named_cost_cells(sp)} |"
         )
     note = (
         "\nCost: litellm's price map; '-' where a model has no price (scripted, local); "
-        "`--price-model` prices offline counts.\n"
+        "`--price-model` prices offline counts. The last column prices the agent's and the "
+        "memory's LLM calls (prompt and completion, no cache) at two named models.\n"
     )
     parts = [
         (report["domain"], name, s.get("prompt_parts", {}), s["llm_calls"])

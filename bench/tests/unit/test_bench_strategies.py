@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from flowstate.tokens import count_tokens
+import json
+
+from flowstate.tokens import count_messages, count_tokens
 from flowstate_bench.scenarios import scenario
 from flowstate_bench.strategies import (
     BM25_K,
@@ -11,6 +13,8 @@ from flowstate_bench.strategies import (
     bm25,
     full_context,
     rolling_summary,
+    tool_call,
+    tool_schemas,
 )
 from flowstate_bench.token_suite import depth_figures, recall
 
@@ -62,4 +66,20 @@ def test_depth_figures_count_extra_calls_and_recall() -> None:
     assert figures["llm_calls"] == 3 and figures["extra_llm_calls"] == 1
     assert figures["memory_write_calls"] == 1
     assert figures["recall"] == 1.0
-    assert figures["last_request_prompt_tokens"] > 0 and figures["prompt_tokens"] > 0
+    assert figures["last_request_tokens"] > 0 and figures["prompt_tokens"] > 0
+    # The whole bill: prompt plus completion, the summariser's reply included.
+    runs = rolling_summary(TURNS)[:10]
+    completion = sum(count_tokens(t.answer) + count_tokens(tool_call(t)) for t in TURNS[:10])
+    completion += sum(r.extra_completion_tokens for r in runs)
+    assert figures["completion_tokens"] == round(completion / 10, 1)
+    assert figures["tokens"] == round(figures["prompt_tokens"] + figures["completion_tokens"], 1)
+
+
+def test_baselines_send_their_tool_as_a_compact_schema_beside_the_messages() -> None:
+    run = full_context(TURNS[:1])[0]
+    for sent in run.calls:
+        assert sent.tools == tool_schemas() and "lookup_ticket" not in sent.messages[0]["content"]
+    schema = json.dumps(tool_schemas()[0], separators=(",", ":"))
+    assert run.prompt_tokens == sum(
+        count_messages(s.messages) + count_tokens(schema) for s in run.calls
+    )

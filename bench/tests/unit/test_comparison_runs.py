@@ -14,10 +14,12 @@ from click.testing import CliRunner
 
 from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate_bench import embedding as emb
+from flowstate_bench import prices
 from flowstate_bench.arena.data import CONFIGS, ArenaData
 from flowstate_bench.arena.report import build_report
 from flowstate_bench.arena.runner import ArenaRunner
 from flowstate_bench.arena.runner import RunConfig as ArenaConfig
+from flowstate_bench.costs import named_cost_header
 from flowstate_bench.memory_models import memory_policy
 from flowstate_bench.tau import cli as tau_cli
 from flowstate_bench.tau.cli import tau
@@ -131,6 +133,18 @@ def test_tau_llm_agent_each_memory_writes_and_reads_through_litellm(
     assert spend["zipact"]["memory_llm"]["calls"] == 2 and spend["zipact"]["agent"]["calls"] >= 2
     markdown = (tmp_path / "tau_report.md").read_text()
     assert "| memory LLM tokens |" in markdown and "| mem0-style |" in markdown
+    # prompt and completion apart, and the LLM calls priced at the two named models
+    for s in BASELINES:
+        agent_, memory_ = spend[s]["agent"], spend[s]["memory_llm"]
+        assert agent_["completion_tokens"] > 0
+        assert agent_["tokens"] == agent_["prompt_tokens"] + agent_["completion_tokens"]
+        for model in prices.MODELS:
+            p = prices.price(model)
+            expected = sum(part["prompt_tokens"] * p["input"]
+                           + part["completion_tokens"] * p["output"]
+                           for part in (agent_, memory_))  # fmt: skip
+            assert spend[s]["llm_at_prices_usd"][model] == pytest.approx(expected, abs=2e-6)
+    assert f"| {named_cost_header()} |" in markdown
 
 
 @pytest.fixture(scope="module")
@@ -155,6 +169,9 @@ def test_arena_summaries_reach_the_oracles_ceiling(arena_oracle) -> None:
     for config in CONFIGS:
         for name in ("zipact", "zipact_bm25"):
             assert per[config][name]["sr"] == 1.0 and per[config][name]["ps"] == 1.0, config
+        for m in per[config].values():  # the whole bill: prompt and completion, both counted
+            assert m["completion_tokens"] > 0
+            assert m["tokens"] == m["prompt_tokens"] + m["completion_tokens"]
 
 
 def test_arena_a_subtask_passes_exactly_when_its_facts_were_recalled(arena_oracle) -> None:

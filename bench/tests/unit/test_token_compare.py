@@ -3,14 +3,17 @@ scenario (no database: the baselines' prompts are pure)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from flowstate_bench import embedding as emb
 from flowstate_bench import token_compare as tc
 from flowstate_bench.scenarios import scenario
-from flowstate_bench.strategies import BASELINES, Prompted
+from flowstate_bench.strategies import BASELINES, Prompted, tool_schemas
 from flowstate_bench.token_report import cache_cost_table, recall_matched_table
 from flowstate_bench.token_suite import recall
+from tests.litellm_boundary import text_tokens
 
 DEPTH = 12
 
@@ -71,35 +74,48 @@ def test_the_matched_row_is_the_smallest_k_reaching_the_best_recall(turns, swept
 
 
 def _prompted(*prompts: list[dict[str, str]]) -> Prompted:
-    return Prompted.of([list(p) for p in prompts])
+    return Prompted.of([list(p) for p in prompts], replies=["cat" + " cat" * 6] * len(prompts))
 
 
 def test_cache_cost_by_hand() -> None:
-    system = {"role": "system", "content": "word " * 100}
-    a = [system, {"role": "user", "content": "first question"}]
-    b = [*a, {"role": "assistant", "content": "answer"}]  # a's prompt is b's prefix
-    c = [{"role": "system", "content": "other " * 100}]  # shares nothing with b
-    costs = tc.call_costs([_prompted(a, b), _prompted(c)])
-    (ta, ca), (tb, cb) = costs[0]
-    [(tc_, cc)] = costs[1]
-    # the shared prefix is a's contents (the chat format's framing tokens are not content)
-    assert ca == 0 and cc == 0 and 0.8 * ta < cb < tb
-    figures = tc.cache_costs(costs, (0.1, 0.5))
-    assert figures["effective_prompt_tokens"]["10%"] == pytest.approx(
-        (ta + tb - 0.9 * cb + tc_) / 2, abs=0.1
-    )
-    assert figures["effective_prompt_tokens"]["50%"] > figures["effective_prompt_tokens"]["10%"]
-    assert figures["prefix_share"] == pytest.approx((cb / tb + 0) / 2, abs=1e-4)
+    """Under the real rules: a prefix of tool schema and system message shared by every
+    call is never cached below 1,024 tokens; above, from the second call on, in steps of 128."""
+    tool = text_tokens(json.dumps(tool_schemas()[0], separators=(",", ":")), "gpt-4o")
+    for size in (600, 1_500):
+        system = {"role": "system", "content": "cat" + " cat" * (size - 1)}
+        a = [system, {"role": "user", "content": "first question"}]
+        b = [*a, {"role": "assistant", "content": "answer"}]
+        costs = tc.call_costs(
+            [_prompted(a, b), _prompted([system, {"role": "user", "content": "x"}])]
+        )
+        (first, second), (third,) = costs
+        assert first.cached == 0 and first.completion == 7
+        # the third shares the tool schema and the system message (3 + 1 + size tokens)
+        assert second.shared > third.shared == tool + 4 + size
+        assert third.cached == (0 if tool + 4 + size < 1_024 else (tool + 4 + size) // 128 * 128)
+        figures = tc.cache_costs(costs, (0.1, 0.5))
+        calls = [first, second, third]
+        assert figures["tokens"] == pytest.approx(sum(c.tokens + 7 for c in calls) / 2, abs=0.1)
+        assert figures["effective_tokens"]["10%"] == pytest.approx(
+            sum(c.tokens - 0.9 * c.cached + 7 for c in calls) / 2, abs=0.1
+        )
+        assert figures["effective_tokens"]["50%"] >= figures["effective_tokens"]["10%"]
 
 
 def test_append_only_full_context_caches_better_than_a_summary(turns) -> None:
     costs = {name: tc.call_costs(build(turns)) for name, build in BASELINES.items()}
     table = tc.cache_table(costs, DEPTH)
-    assert table["full_context"]["prefix_share"] > table["rolling_summary"]["prefix_share"]
-    assert table["full_context"]["ratio_to_full_context"] == {"10%": 1.0, "50%": 1.0}
-    # the discount only ever lowers what a strategy pays
+    assert table["full_context"]["cached_share"] > table["rolling_summary"]["cached_share"]
+    assert table["full_context"]["ratio_to_full_context"] == {
+        "10%": 1.0, "50%": 1.0, "breakpoints": 1.0
+    }  # fmt: skip
+    # the cache only ever lowers what a strategy pays, and completions are counted in full
     for figures in table.values():
-        assert figures["effective_prompt_tokens"]["10%"] <= figures["prompt_tokens"]
+        assert figures["effective_tokens"]["10%"] <= figures["tokens"]
+        assert figures["tokens"] == pytest.approx(
+            figures["prompt_tokens"] + figures["completion_tokens"], abs=0.2
+        )
+        assert figures["completion_tokens"] > 0
 
 
 def test_the_report_tables_render(turns, swept) -> None:
@@ -112,7 +128,7 @@ def test_the_report_tables_render(turns, swept) -> None:
     }
     matched = "\n".join(recall_matched_table(tokens))
     assert "| 12 | Full context | - |" in matched and "BM25 top-k" in matched
-    assert "cached at 10%" in "\n".join(cache_cost_table(tokens))
+    assert "automatic cache, read at 10%" in "\n".join(cache_cost_table(tokens))
 
 
 def test_the_far_back_variant_needs_facts_a_short_window_does_not_hold() -> None:

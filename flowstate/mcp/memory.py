@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 Say = Callable[[str], None]
 Opener = Callable[[Say], "FlowState"]
+Warmer = Callable[["FlowState"], int]
 
 # How long a tool call waits for a connection under way before it says "not ready yet": a
 # configured server answers well within it, even on a loaded machine; hosts wait longer
@@ -41,6 +42,17 @@ class Memory:
         self._phase = "connecting to Neo4j"
         self._since = time.monotonic()
         self._thread: threading.Thread | None = None
+        # Run once connected, before the first call is let through (`flowstate.mcp.warmup`):
+        # how many tool calls it rehearsed.
+        self.warm: Warmer | None = None
+
+    @classmethod
+    def of(cls, fs: FlowState) -> Memory:
+        """A memory connected already, to `fs` (which its caller closes)."""
+        memory = cls(lambda say: fs, lambda message: None)
+        memory._fs = fs
+        memory._ready.set()
+        return memory
 
     def start(self) -> None:
         """Begin connecting (or starting the managed Neo4j) in the background."""
@@ -89,8 +101,17 @@ class Memory:
             fs = self._open_fs(self._phase_said)
             self._phase = "reading the index"
             fs.shown_index()  # loads the index and the tokenizer before the first call
+            warmed = ""
+            if self.warm is not None:
+                self._phase, began = "warming up", time.monotonic()
+                try:
+                    calls = self.warm(fs)
+                except Exception as e:  # a bug of the warm-up must not keep the memory shut
+                    self._say(f"warm-up skipped: {type(e).__name__}: {e}")
+                    calls = 0
+                warmed = f" (warmed up: {calls} calls in {time.monotonic() - began:.1f} s)"
             self._fs = fs
-            self._say(f"connected: namespace {fs.namespace!r} ready")
+            self._say(f"connected: namespace {fs.namespace!r} ready{warmed}")
         except FlowStateError as e:
             self._error = e
             self._say(f"cannot open the memory: {e}")

@@ -4,6 +4,7 @@ transports. It answers `initialize` before Neo4j is reached (see `memory`)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 import time
@@ -17,6 +18,7 @@ from flowstate.mcp.auth import BearerToken, check_binding
 from flowstate.mcp.memory import Memory
 from flowstate.mcp.settings import McpSettings
 from flowstate.mcp.tools import MemoryTools, Refused
+from flowstate.mcp.warmup import warm_up
 
 log = logging.getLogger("flowstate.mcp")
 VERSION = "0.1.0"
@@ -126,6 +128,7 @@ def serve(
     if transport == "streamable-http":
         check_binding(host, token)
     server, tools = build_server(memory, settings)
+    memory.warm = functools.partial(warm_up, tools=tools)
     memory.start()
     with expiring(memory, tools, max(1.0, min(30.0, settings.draft_ttl_s / 4))):
         if transport == "stdio":

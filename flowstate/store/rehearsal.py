@@ -32,7 +32,7 @@ class Rehearsal(Store):
         super().__init__(store._driver, store.settings)
         self._timeout_s = timeout_s
         self._lock = threading.Lock()  # a hold renews from its own thread; one tx, one user
-        self._session: neo4j.Session | None = None
+        self._dry_session: neo4j.Session | None = None
         self._tx: neo4j.Transaction | None = None
 
     def __enter__(self) -> Self:
@@ -41,7 +41,7 @@ class Rehearsal(Store):
     def close(self) -> None:
         """Roll everything back; the driver stays open (it is the store's)."""
         with self._lock:
-            tx, session, self._tx, self._session = self._tx, self._session, None, None
+            tx, session, self._tx, self._dry_session = self._tx, self._dry_session, None, None
             try:
                 if tx is not None and not tx.closed():
                     tx.rollback()
@@ -68,8 +68,8 @@ class Rehearsal(Store):
     def _run(self, text: str, params: Mapping[str, Any]) -> Rows:
         with self._lock, mapped_errors(self.settings):
             if self._tx is None:
-                self._session = self._driver.session(database=self.database)
-                self._tx = self._session.begin_transaction(timeout=self._timeout_s)
+                self._dry_session = self._driver.session(database=self.database)
+                self._tx = self._dry_session.begin_transaction(timeout=self._timeout_s)
             result = self._tx.run(text, dict(params))
             rows = [record.data() for record in result]
             return Rows(rows, changes_of(result.consume().counters))

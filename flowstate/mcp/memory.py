@@ -47,8 +47,8 @@ class Memory:
         self._since = time.monotonic()
         self._thread: threading.Thread | None = None
         self._failed = ""  # why the last attempt failed, until one succeeds
-        # Run once connected, before the first call is let through (`flowstate.mcp.warmup`):
-        # how many tool calls it rehearsed.
+        # Run once connected, beside the first calls (`flowstate.mcp.warmup`): how many tool
+        # calls it rehearsed.
         self.warm: Warmer | None = None
 
     @classmethod
@@ -127,17 +127,8 @@ class Memory:
             fs = self._open_fs(self._phase_said)
             self._phase = "reading the index"
             fs.shown_index()  # loads the index and the tokenizer before the first call
-            warmed = ""
-            if self.warm is not None:
-                self._phase, began = "warming up", time.monotonic()
-                try:
-                    calls = self.warm(fs)
-                except Exception as e:  # a bug of the warm-up must not keep the memory shut
-                    self._say(f"warm-up skipped: {type(e).__name__}: {e}")
-                    calls = 0
-                warmed = f" (warmed up: {calls} calls in {time.monotonic() - began:.1f} s)"
             self._fs, self._failed = fs, ""
-            self._say(f"connected: namespace {fs.namespace!r} ready{warmed}")
+            self._say(f"connected: namespace {fs.namespace!r} ready")
         except FlowStateError as e:
             self._error, self._failed = e, str(e)
             self._say(f"cannot open the memory: {e}")
@@ -147,3 +138,16 @@ class Memory:
             self._say(str(self._error))
         finally:
             self._ready.set()
+        if self._fs is not None and self.warm is not None:
+            self._warm_up(self._fs, self.warm)
+
+    def _warm_up(self, fs: FlowState, warm: Warmer) -> None:
+        """After the calls are let through: the warm-up takes its turn between them, so a
+        call waits at most for one rehearsed call (see `flowstate.mcp.warmup`)."""
+        began = time.monotonic()
+        try:
+            calls = warm(fs)
+        except Exception as e:  # a bug of the warm-up must not keep the memory shut
+            self._say(f"warm-up skipped: {type(e).__name__}: {e}")
+            return
+        self._say(f"warmed up: {calls} calls rehearsed in {time.monotonic() - began:.1f} s")

@@ -148,7 +148,8 @@ def serve(
     if transport == "streamable-http":
         check_binding(host, token)
     server, tools = build_server(memory, settings)
-    memory.warm = functools.partial(warm_up, tools=tools)
+    if settings.warm_up:
+        memory.warm = functools.partial(warm_up, tools=tools)
     memory.start()
     with expiring(memory, tools, max(1.0, min(30.0, settings.draft_ttl_s / 4))):
         if transport == "stdio":

@@ -3,10 +3,12 @@ namespace inside one transaction that is rolled back (`flowstate.store.rehearsal
 
 Neo4j plans each statement the first time it runs (and again once the data's statistics have
 drifted), and Python loads and builds what a tool needs at its first call: together a first
-call took up to 30 times its usual time. Rehearsed here, before the server says it is
-connected, each tool's first real call costs what its later ones do. Nothing is kept: the
-namespace and all written in it are rolled back, and a failed rehearsal only leaves that
-call's first time as it was. It is bounded by `budget_s` (the server ends the transaction).
+call took up to 30 times its usual time. Rehearsed once the server is connected, each tool's
+first real call costs what its later ones do. The rehearsed calls take turns with the host's
+(the server's one-call-at-a-time lock), so a call that comes meanwhile waits for one of them
+at most. Nothing is kept: the namespace and all written in it are rolled back, and a failed
+rehearsal only leaves that call's first time as it was. It is bounded by `budget_s` (the
+server ends the transaction).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ def warm_up(fs: FlowState, tools: MemoryTools, budget_s: float = BUDGET_S) -> in
         try:
             specs = list(tools.listed.values())
             rehearsed = MemoryTools(Memory.of(dry), tools.page_chars, specs, tools.draft_ttl_s)
+            rehearsed.lock = tools.lock  # a host's call waits for one rehearsed call at most
             return _script(rehearsed, deadline)
         finally:
             dry.close()  # lets the rehearsed request's hold go, inside the transaction
@@ -61,12 +64,12 @@ def _script(tools: MemoryTools, deadline: float) -> int:
         done += 1
         return out or {}
 
-    call("memory_index", {})
-    call("memory_search", {"query": "warm up"})
-    call("memory_history", {})
     fact = call("memory_remember", {"summary": "Warm-up fact", "category": "preference"})
     state = fact.get("state_id", "r1.warm_up_fact")
     call("memory_reveal", {"ids": [state]})
+    call("memory_index", {})
+    call("memory_search", {"query": "warm up"})
+    call("memory_history", {})
     call("memory_why", {"state_id": state})
     newer = {"summary": "Warm-up fact, newer", "category": "preference"}
     call("memory_remember", {**newer, "relations": [{"type": "SUPERSEDES", "target": state}]})

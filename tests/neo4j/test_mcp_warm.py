@@ -4,6 +4,7 @@ was just shown reads only that."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -82,7 +83,7 @@ def test_the_warm_up_calls_every_listed_tool_and_keeps_nothing(
     assert _nodes(raw, repo.namespace) == 0
 
 
-def test_a_served_memory_is_warmed_before_it_lets_calls_through(store: Store, repo: Repository):
+def test_a_served_memory_lets_calls_through_then_warms_up(store: Store, repo: Repository):
     said: list[str] = []
     memory = Memory(lambda say: FlowState(store, repo.namespace), said.append)
     _, tools = build_server(memory, McpSettings(namespace=repo.namespace))
@@ -90,10 +91,20 @@ def test_a_served_memory_is_warmed_before_it_lets_calls_through(store: Store, re
     memory.start()
     try:
         memory.get(60)
+        # A host's call meanwhile takes its turn between the rehearsed ones.
+        _, out = tools.call(
+            "memory_remember", {"summary": "Lives in Porto", "category": "environment"}
+        )
+        assert out is not None and out["state_id"] == "r1.lives_porto"
+        deadline = time.monotonic() + 60
+        while not any(s.startswith("warmed up") for s in said) and time.monotonic() < deadline:
+            time.sleep(0.1)
     finally:
         memory.close()
-    [connected] = [s for s in said if s.startswith("connected")]
-    assert "warmed up: 16 calls" in connected, said
+    [connected] = [i for i, s in enumerate(said) if s.startswith("connected")]
+    [warmed] = [i for i, s in enumerate(said) if s.startswith("warmed up: 16 calls rehearsed")]
+    assert connected < warmed, said
+    assert [s.state.id for s in FlowState(store, repo.namespace).reveal(["r1.lives_porto"])]
 
 
 def test_a_reveal_of_what_the_caller_was_just_shown_reads_only_that(

@@ -1,5 +1,5 @@
 """The server's warm-up, once connected: every tool called once, for real, in a throw-away
-namespace inside one transaction that is rolled back (`flowstate.store.rehearsal`).
+namespace inside one transaction that is rolled back (`FlowState.rehearsal`).
 
 Neo4j plans each statement the first time it runs (and again once the data's statistics have
 drifted), and Python loads and builds what a tool needs at its first call: together a first
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from flowstate.compact.arguments import Refused
@@ -31,21 +30,15 @@ BUDGET_S = 20.0
 
 def warm_up(fs: FlowState, tools: MemoryTools, budget_s: float = BUDGET_S) -> int:
     """Rehearse the tools `tools` lists over `fs`'s server; how many calls succeeded."""
-    from flowstate.api import FlowState
     from flowstate.mcp.memory import Memory
     from flowstate.mcp.tools import MemoryTools
-    from flowstate.store.rehearsal import Rehearsal
 
     deadline = time.monotonic() + budget_s
-    with Rehearsal(fs.store, timeout_s=budget_s) as dry_store:
-        dry = FlowState(dry_store, f"warmup-{uuid.uuid4().hex[:12]}")
-        try:
-            specs = list(tools.listed.values())
-            rehearsed = MemoryTools(Memory.of(dry), tools.page_chars, specs, tools.draft_ttl_s)
-            rehearsed.lock = tools.lock  # a host's call waits for one rehearsed call at most
-            return _script(rehearsed, deadline)
-        finally:
-            dry.close()  # lets the rehearsed request's hold go, inside the transaction
+    with fs.rehearsal(timeout_s=budget_s) as dry:
+        specs = list(tools.listed.values())
+        rehearsed = MemoryTools(Memory.of(dry), tools.page_chars, specs, tools.draft_ttl_s)
+        rehearsed.lock = tools.lock  # a host's call waits for one rehearsed call at most
+        return _script(rehearsed, deadline)
 
 
 def _script(tools: MemoryTools, deadline: float) -> int:

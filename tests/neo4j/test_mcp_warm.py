@@ -17,7 +17,6 @@ from flowstate.mcp.settings import McpSettings
 from flowstate.mcp.warmup import warm_up
 from flowstate.store import Repository, Store
 from flowstate.store.plans import Op
-from flowstate.store.rehearsal import Rehearsal
 from tests.neo4j.conftest import Raw
 from tests.neo4j.mcp_host import memory_over
 
@@ -49,18 +48,20 @@ def _nodes(raw: Raw, prefix: str) -> int:
 
 
 def test_a_rehearsal_runs_for_real_and_keeps_nothing(store: Store, repo: Repository, raw: Raw):
-    with Rehearsal(store) as dry_store:
-        dry = FlowState(dry_store, repo.namespace)
+    fs = FlowState(store, repo.namespace)
+    with fs.rehearsal() as dry:
+        assert dry.namespace.startswith("rehearsal-")
         result = dry.remember_fact(Fact("Prefers the window seat", "preference"))
         assert result.states_added == ["r1.prefers_window_seat"]
         # Inside the rehearsal the write is there: what follows reads it.
         assert [s.state.id for s in dry.reveal(["r1.prefers_window_seat"])] == result.states_added
         session = dry.begin("Book a seat")
         session.commit("booked")
-        dry.close()
-    assert _nodes(raw, repo.namespace) == 0
-    kept = FlowState(store, repo.namespace).remember_fact(Fact("Prefers aisle", "preference"))
-    assert kept.request_id == "r1"  # the rehearsal's ids were never handed out
+        assert [r.id for r in dry.history()] == ["r1", "r2"]
+    assert _nodes(raw, dry.namespace) == 0
+    assert _nodes(raw, repo.namespace) == 0  # the front door it came from wrote nothing
+    kept = fs.remember_fact(Fact("Prefers aisle", "preference"))
+    assert kept.request_id == "r1"
 
 
 def test_the_warm_up_calls_every_listed_tool_and_keeps_nothing(
@@ -79,7 +80,7 @@ def test_the_warm_up_calls_every_listed_tool_and_keeps_nothing(
             assert warm_up(memory.get(), tools) == calls, settings
     finally:
         memory.close()
-    assert _nodes(raw, "warmup-") == 0
+    assert _nodes(raw, "rehearsal-") == 0
     assert _nodes(raw, repo.namespace) == 0
 
 

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -149,8 +150,8 @@ async def _duel(
     warm: int,
     baseline: str | None = None,
 ) -> dict[str, Any]:
-    """One client, both servers on the same Neo4j, rounds interleaved (who goes first
-    alternates): one fact written and read back by each, `warm` rounds left out. With
+    """One client, both servers on the same Neo4j, rounds interleaved (who goes first moves
+    round by round): one fact written and read back by each, `warm` rounds left out. With
     `baseline` (another build's `flowstate` command), its server takes its turn too."""
     server = _Server(flowstate, uri, f"bench_mcp_{uuid.uuid4().hex[:8]}", "--allow-forget")
     fs = await server.open()
@@ -171,14 +172,14 @@ async def _duel(
         mine: dict[str, list[float]] = {}
         theirs: dict[str, list[float]] = {}
         tag = uuid.uuid4().hex[:8]
+        turns: list[Callable[[int], Awaitable[None]]] = [lambda i: _fs_fact(fs, i, mine)]
+        if old is not None:
+            turns.append(lambda i: _fs_fact(old, i, before))
+        if nm is not None:
+            turns.append(lambda i: _nm_fact(nm, i, theirs, tag))
         for i in range(warm + rounds):
-            if nm is not None and i % 2:
-                await _nm_fact(nm, i, theirs, tag)
-            await _fs_fact(fs, i, mine)
-            if old is not None:
-                await _fs_fact(old, i, before)
-            if nm is not None and not i % 2:
-                await _nm_fact(nm, i, theirs, tag)
+            for n in range(len(turns)):  # who goes first moves round by round
+                await turns[(i + n) % len(turns)](i)
         four: dict[str, list[float]] = {}
         for i in range(warm + rounds):
             await _four_calls(fs, i, four)

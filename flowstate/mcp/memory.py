@@ -125,8 +125,9 @@ class Memory:
     def _connect(self) -> None:
         try:
             fs = self._open_fs(self._phase_said)
-            self._phase = "reading the index"
-            fs.shown_index()  # loads the index and the tokenizer before the first call
+            if self.warm is None:  # else the warm-up loads them, after the host's calls
+                self._phase = "reading the index"
+                fs.shown_index()  # loads the index and the tokenizer before the first call
             self._fs, self._failed = fs, ""
             self._say(f"connected: namespace {fs.namespace!r} ready")
         except FlowStateError as e:

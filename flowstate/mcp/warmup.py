@@ -4,17 +4,19 @@ namespace inside one transaction that is rolled back (`FlowState.rehearsal`).
 Neo4j plans each statement the first time it runs (and again once the data's statistics have
 drifted), and Python loads and builds what a tool needs at its first call: together a first
 call took up to 30 times its usual time. Rehearsed once the server is connected, each tool's
-first real call costs what its later ones do. The rehearsed calls take turns with the host's
-(the server's one-call-at-a-time lock), so a call that comes meanwhile waits for one of them
-at most. Nothing is kept: the namespace and all written in it are rolled back, and a failed
-rehearsal only leaves that call's first time as it was. It is bounded by `budget_s` (the
-server ends the transaction).
+first real call costs what its later ones do. The index is loaded here too (a first call that
+needs it loads it itself). The host's calls go first: a call that comes meanwhile waits for
+the one rehearsed call under way at most (the server runs one call at a time). Nothing is
+kept: the namespace and all written in it are rolled back, and a failed rehearsal only leaves
+that call's first time as it was. It is bounded by `budget_s` (the server ends the
+transaction).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from flowstate.compact.arguments import Refused
@@ -34,21 +36,32 @@ def warm_up(fs: FlowState, tools: MemoryTools, budget_s: float = BUDGET_S) -> in
     from flowstate.mcp.tools import MemoryTools
 
     deadline = time.monotonic() + budget_s
+    _after_the_hosts(tools, deadline)
+    with tools.lock:  # the index and the tokenizer, which most calls need
+        fs.shown_index()
     with fs.rehearsal(timeout_s=budget_s) as dry:
         specs = list(tools.listed.values())
         rehearsed = MemoryTools(Memory.of(dry), tools.page_chars, specs, tools.draft_ttl_s)
-        rehearsed.lock = tools.lock  # a host's call waits for one rehearsed call at most
-        return _script(rehearsed, deadline)
+        rehearsed.lock = tools.lock  # one call at a time, the host's or a rehearsed one
+        return _script(rehearsed, deadline, lambda: _after_the_hosts(tools, deadline))
 
 
-def _script(tools: MemoryTools, deadline: float) -> int:
-    """Each tool once, the writes and the reads of a request among them."""
+def _after_the_hosts(tools: MemoryTools, deadline: float) -> None:
+    """Let the host's calls that wait go first: the lock is not fair, and a call that waits
+    for the whole warm-up would wait longer than for its own first time."""
+    while tools.waiting and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def _script(tools: MemoryTools, deadline: float, turn: Callable[[], None]) -> int:
+    """Each tool once, the writes and the reads of a request among them; `turn` before each."""
     done = 0
 
     def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         nonlocal done
         if name not in tools.listed or time.monotonic() > deadline:
             return {}
+        turn()
         try:
             _, out = tools.call(name, arguments)
         except (Refused, FlowStateError) as e:  # its first time stays as it was

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import uuid
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Self
@@ -44,6 +45,7 @@ from flowstate.store.forgetting import NamespaceContents
 from flowstate.store.holds import OpenRequest
 from flowstate.store.namespace_node import NamespaceSummary
 from flowstate.store.reading import GraphCounts, Removal
+from flowstate.store.rehearsal import Rehearsal
 from flowstate.store.search import SearchHit
 
 log = logging.getLogger("flowstate")
@@ -291,6 +293,23 @@ class FlowState:
         browse = Browse(self._front.host)
         self._browses.add(browse)  # forget drops what it opened
         return browse
+
+    @contextlib.contextmanager
+    def rehearsal(self, timeout_s: float = 30.0) -> Iterator[FlowState]:
+        """A front door on this server, in a namespace of its own, whose reads and writes all
+        run in one transaction that is rolled back at the end (or after `timeout_s`): nothing
+        it does is kept, and no id it hands out is used. A server runs its statements once
+        this way, so that Neo4j has planned them before a caller needs them.
+
+            with fs.rehearsal() as dry:
+                dry.remember_fact(Fact("Warm-up", "preference"))   # undone at the end
+        """
+        with Rehearsal(self.store, timeout_s) as store:
+            dry = FlowState(store, f"rehearsal-{uuid.uuid4().hex[:12]}")
+            try:
+                yield dry
+            finally:
+                dry.close()  # lets its sessions' holds go, inside the transaction
 
     def pending(self) -> list[OpenRequest]:
         """Every open request of the namespace: running now (`held`: a live writer holds it)

@@ -124,7 +124,7 @@ def tokens_bench(out: Path, doc: Path | None) -> None:
 
 
 @bench.command(name="mcp")
-@click.option("--rounds", type=click.IntRange(3, 10_000), default=30, show_default=True)
+@click.option("--rounds", type=click.IntRange(3, 10_000), default=20, show_default=True)
 @click.option(
     "--neo4j-memory",
     "neo4j_memory",
@@ -142,18 +142,35 @@ def tokens_bench(out: Path, doc: Path | None) -> None:
     help="Instead of timings: each tool's result size in tokens, text and structured, over "
     "a scripted 12-call session.",
 )
+@click.option("--warm", type=click.IntRange(0, 100), default=2, show_default=True,
+              help="Rounds left out of the figures, first.")  # fmt: skip
+@click.option("--search-states", type=click.IntRange(0, 1_000_000), default=10_000,
+              show_default=True, help="States of the namespace memory_search is timed on "
+              "(built once, reused; 0: not timed).")  # fmt: skip
+@click.option("--baseline", default=None,
+              help="Another build's flowstate command, in the same rounds.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @fails_cleanly
 def mcp_bench(
-    rounds: int, neo4j_memory: str | None, unconfigured: bool, sizes: bool, as_json: bool
+    rounds: int,
+    neo4j_memory: str | None,
+    unconfigured: bool,
+    sizes: bool,
+    warm: int,
+    search_states: int,
+    baseline: str | None,
+    as_json: bool,
 ) -> None:
-    """Time `flowstate mcp` as a host sees it: the one-fact round trip (write and read back)
-    beside a bare Bolt write in the same run, and the first answer to `initialize`. With
-    --sizes, what a host's model reads of each tool's result instead.
+    """Time `flowstate mcp` as a host sees it, over stdio: one fact written and read back,
+    interleaved round by round with mcp-neo4j-memory's on the same Neo4j; the first call of
+    each tool on a server just spawned (with and without its warm-up) against its later
+    ones; memory_search on a large namespace; the cold start. With p50, p95, the load and
+    whether the [rust] extra is installed. With --sizes, what a host's model reads of each
+    tool's result instead.
 
     \b
     Example:
-      flowstate bench mcp --rounds 50 --neo4j-memory /tmp/venv/bin/mcp-neo4j-memory
+      flowstate bench mcp --rounds 20 --neo4j-memory /tmp/venv/bin/mcp-neo4j-memory
       flowstate bench mcp --sizes
     """
     import json
@@ -169,7 +186,9 @@ def mcp_bench(
         figures = mcp_sizes.report(mcp_sizes.measure(settings))
         click.echo(json.dumps(figures, indent=2) if as_json else mcp_sizes.table(figures))
         return
-    report = run_mcp_bench(settings.uri, rounds, neo4j_memory, unconfigured)
+    report = run_mcp_bench(
+        settings.uri, rounds, neo4j_memory, unconfigured, warm, search_states, baseline
+    )
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return

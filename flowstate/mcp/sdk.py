@@ -36,8 +36,11 @@ class Reply:
     error: bool = False
 
 
-# A tool call: its name, arguments and the client it came from (None: not named).
-Call = Callable[[str, dict[str, Any], str | None], Awaitable[Reply]]
+# How a call tells its client how it goes: progress, total (None: unknown), a message. Sent
+# as notifications/progress when the client's request carried a progressToken, else nothing.
+Progress = Callable[[float, float | None, str], Awaitable[None]]
+# A tool call: its name, arguments, the client it came from (None: not named), its progress.
+Call = Callable[[str, dict[str, Any], str | None, Progress], Awaitable[Reply]]
 
 
 class _ToolError(Exception):
@@ -73,7 +76,8 @@ def server(name: str, instructions: str, version: str, tools: list[types.Tool], 
             return list(tools)
 
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-            return _result(await call(name, arguments or {}, _client(self, context)))
+            progress = _progress(self, context)
+            return _result(await call(name, arguments or {}, _client(self, context), progress))
 
         def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
             return schemas.get(name)  # 2.x checks Mcp-Param headers against it
@@ -93,6 +97,17 @@ def _client(server: Any, context: Any) -> str | None:
         session_id = context.request_context.request.headers.get("mcp-session-id")
         return str(session_id) if session_id else None
     return None
+
+
+def _progress(server: Any, context: Any) -> Progress:
+    """`Progress` for the request under way: the SDK sends it only when the client asked."""
+
+    async def report(progress: float, total: float | None, message: str) -> None:
+        with contextlib.suppress(Exception):  # no request context (a direct call): no one asked
+            ctx = server.get_context() if context is None and LINE == 1 else context
+            await ctx.report_progress(progress, total, message)
+
+    return report
 
 
 def _result(reply: Reply) -> Any:

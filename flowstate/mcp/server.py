@@ -4,6 +4,7 @@ transports. It answers `initialize` before Neo4j is reached (see `memory`)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 import time
@@ -14,12 +15,14 @@ import anyio
 
 from flowstate.mcp import catalog, sdk
 from flowstate.mcp.auth import BearerToken, check_binding
-from flowstate.mcp.memory import Memory
+from flowstate.mcp.memory import RETRY_WAIT_S, WAIT_S, Memory
 from flowstate.mcp.settings import McpSettings
 from flowstate.mcp.tools import MemoryTools, Refused
+from flowstate.mcp.warmup import warm_up
 
 log = logging.getLogger("flowstate.mcp")
 VERSION = "0.1.0"
+PROGRESS_S = 2.0  # how often a call waiting for the connection tells its client so
 
 INSTRUCTIONS = """\
 FlowState memory: typed states (preference, constraint, environment, decision, artifact) from
@@ -55,8 +58,12 @@ def build_server(memory: Memory, settings: McpSettings) -> tuple[Any, MemoryTool
         for spec in specs
     ]
 
-    async def call(name: str, arguments: dict[str, Any], client: str | None) -> sdk.Reply:
+    async def call(
+        name: str, arguments: dict[str, Any], client: str | None, progress: sdk.Progress
+    ) -> sdk.Reply:
         started = time.perf_counter()
+        if not await connected(memory, progress):
+            return sdk.Reply(str(memory.not_ready()), error=True)
         try:  # blocking Neo4j work off the event loop, so pings and cancels are answered
             text, structured = await anyio.to_thread.run_sync(tools.call, name, arguments, client)
         except Refused as e:
@@ -89,6 +96,21 @@ def build_server(memory: Memory, settings: McpSettings) -> tuple[Any, MemoryTool
         return await anyio.to_thread.run_sync(index_text, int(page))
 
     return server, tools
+
+
+async def connected(memory: Memory, progress: sdk.Progress, wait_s: float = WAIT_S) -> bool:
+    """Whether the memory's connection attempt has ended (connected or failed) within
+    `wait_s`; meanwhile the client hears what is under way every `PROGRESS_S`."""
+    if memory.wait(0):
+        return True
+    if memory.failed:  # said within RETRY_WAIT_S, not waited out at every call
+        wait_s = min(wait_s, RETRY_WAIT_S)
+    began = time.monotonic()
+    while (left := wait_s - (time.monotonic() - began)) > 0:
+        await progress(round(time.monotonic() - began, 1), wait_s, f"FlowState: {memory.phase}")
+        if await anyio.to_thread.run_sync(memory.wait, min(PROGRESS_S, left)):
+            return True
+    return memory.wait(0)
 
 
 @contextlib.contextmanager
@@ -126,6 +148,8 @@ def serve(
     if transport == "streamable-http":
         check_binding(host, token)
     server, tools = build_server(memory, settings)
+    if settings.warm_up:
+        memory.warm = functools.partial(warm_up, tools=tools)
     memory.start()
     with expiring(memory, tools, max(1.0, min(30.0, settings.draft_ttl_s / 4))):
         if transport == "stdio":

@@ -25,3 +25,6 @@ class McpSettings(EnvSettings):
     # Every tool result is cut into pages of at most this many characters: hosts cap a tool
     # result near 25k tokens, and 40k characters stay well below that in any tokenizer.
     page_chars: int = Field(40_000, ge=1_000, le=80_000)
+    # Once connected, rehearse every tool once in a rolled-back transaction (see
+    # flowstate.mcp.warmup), so that no first call pays Neo4j's planning of its statements.
+    warm_up: bool = True

@@ -54,6 +54,8 @@ class MemoryTools:
         self.draft_ttl_s = draft_ttl_s
         self.listed = {spec.name: spec for spec in listed}
         self.lock = threading.RLock()  # one call at a time: one namespace, one writer
+        self._waiting = 0  # calls waiting for the lock: a warm-up lets them go first
+        self._counting = threading.Lock()
         # Reads outside a request, per client the transport names (see `_browse`), newest last.
         self._browses: OrderedDict[str | None, tuple[FlowState, Browse]] = OrderedDict()
         self._client: str | None = None  # the client of the call under way
@@ -69,13 +71,22 @@ class MemoryTools:
             hidden = " on this server" if name in SPECS else ""
             raise Refused(f"unknown tool {name[:64]!r}{hidden}; tools: {', '.join(self.listed)}")
         args = validated(spec.args, arguments)
+        with self._counting:
+            self._waiting += 1
         with self.lock:
+            with self._counting:
+                self._waiting -= 1
             self._client = client
             try:
                 out, text = getattr(self, name)(args)
             except FlowStateError as e:
                 raise Refused(bounded(str(e))) from e
         return text, out.dump()
+
+    @property
+    def waiting(self) -> int:
+        """How many calls wait for the one under way."""
+        return self._waiting
 
     def expire(self) -> list[str]:
         """Discard the requests idle for the server's --draft-ttl (between calls, never

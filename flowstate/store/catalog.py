@@ -22,6 +22,7 @@ class Q(StrEnum):
 
     SCHEMA = "schema"
     AWAIT_INDEXES = "await_indexes"
+    SCHEMA_ONLINE = "schema_online"
     PING = "ping"
     NEXT_REQUEST_SEQ = "next_request_seq"
     ALLOCATE_REQUEST_SEQ = "allocate_request_seq"

@@ -9,7 +9,8 @@ import pytest
 from flowstate.errors import StoreError, StoreUnavailable
 from flowstate.settings import Neo4jSettings
 from flowstate.store import Store
-from flowstate.store.catalog import Q, query
+from flowstate.store.catalog import Q, query, statements
+from flowstate.store.plans import drive
 from tests.neo4j.bolt_proxy import BoltProxy
 
 pytestmark = pytest.mark.neo4j
@@ -93,3 +94,22 @@ def test_a_transaction_chains_its_bookmark_to_the_reads_after_it(repo, make):
     repo.save_draft("r2", "{}", owner="w", first=True)  # another transaction
     assert set(manager.get_bookmarks()) != after_commit
     assert [r.id for r in repo.index()] == ["r1"]
+
+
+def test_a_store_whose_schema_is_online_is_told_so_by_one_lookup(store: Store) -> None:
+    """Each schema statement is a round trip and, on a server just started, a planning of
+    its own: connecting to a complete store runs none of them."""
+    from flowstate.store import schema
+    from flowstate.store.plans import Read, Statement
+
+    assert len(schema.names()) == len(statements(Q.SCHEMA))  # every statement is found by name
+    ran: list[object] = []
+
+    def perform(op: object) -> object:
+        ran.append(op)
+        return store._perform(op)  # type: ignore[arg-type]
+
+    drive(schema.ensure(), perform)
+    assert [op.name for op in ran if isinstance(op, Read)][0] is Q.SCHEMA_ONLINE
+    assert not [op for op in ran if isinstance(op, Statement)]
+    assert Q.AWAIT_INDEXES not in [getattr(op, "name", None) for op in ran]

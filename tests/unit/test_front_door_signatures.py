@@ -18,8 +18,9 @@ from flowstate.engine.session import Session
 
 # Sync-only until their async twin lands; each name leaves this list when it does.
 # "connect:retention" is `FlowState.connect`'s `retention` parameter (on the async side, await
-# `apply_retention` after connecting).
-AWAITING_ASYNC_TWINS = frozenset({"connect:retention"})
+# `apply_retention` after connecting); "rehearsal" warms up a server's statements, which the
+# async front door's servers have no use for yet.
+AWAITING_ASYNC_TWINS = frozenset({"connect:retention", "rehearsal"})
 
 # A sync class named in a sync annotation, and its async twin in the async one.
 _TWIN_TYPES = {

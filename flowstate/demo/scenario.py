@@ -48,7 +48,9 @@ def add(key: str, category: str, summary: str, content: Any, relations=(), evide
     }
 
 
-def final(answer: str, summary: str) -> dict:
+def final(answer: str, summary: str = "") -> dict:
+    """The answer, and the request's one-line summary: none where the request adds one state,
+    whose summary then says what the request did."""
     return {"action": {"type": "final", "answer": answer, "summary": summary}}
 
 
@@ -234,7 +236,6 @@ def r4(v: PromptView) -> dict:
         **final(
             f"Booked {booking['hotel']} for {', '.join(booking['guests'])}, "
             f"reference {booking['ref']}.",
-            "Hotel booked",
         ),
     }
 
@@ -299,7 +300,6 @@ def r6(v: PromptView) -> dict:
         **final(
             f"Take {pick['id']}: departs {pick['departs']}, arrives {pick['arrives']}, "
             f"{pick['price']} EUR each for {len(people)}.",
-            "Outbound flight chosen",
         ),
     }
 
@@ -334,7 +334,6 @@ def r7(v: PromptView) -> dict:
         **final(
             f"Dinner on {booking['check_in']} at {pick['name']} in {pick['district']}: "
             "vegetarian and step-free.",
-            "First-night dinner chosen",
         ),
     }
 
@@ -358,7 +357,7 @@ def r8(v: PromptView) -> dict:
                 ],
             )
         ],
-        **final(plan + ".", "Plan summary with total"),
+        **final(plan + "."),
     }
 
 

@@ -12,11 +12,13 @@ CALL (expired) {
   WITH d, collect(s.id) AS gone
   SET d.cites = [c IN d.cites WHERE NOT c IN gone]
 }
-// Their requests' idempotency keys are hashes of what the facts said: they go too.
+// Their requests' idempotency keys are hashes of what the facts said: they go too. A
+// request whose summary is an expired state's (one state, no summary of its own) reads "(expired)".
 CALL (expired) {
   UNWIND expired AS s
   MATCH (r:Request {namespace: $namespace, id: s.request_id})
   REMOVE r.idempotency_key
+  SET r.summary = CASE WHEN r.summary = s.summary THEN '(expired)' ELSE r.summary END
 }
 FOREACH (s IN expired | DETACH DELETE s)
 RETURN expired_ids AS ids

@@ -7,10 +7,12 @@ CALL (s) {
   MATCH (d:ActionDecision {namespace: $namespace})-[:CITES]->(s)
   SET d.cites = [c IN d.cites WHERE c <> s.id]
 }
-// Its request's idempotency key is a hash of what the fact said: it goes too.
+// Its request's idempotency key is a hash of what the fact said: it goes too. A request
+// whose summary is the state's (one state and no summary of its own) reads "(forgotten)".
 CALL (s) {
   MATCH (r:Request {namespace: $namespace, id: s.request_id})
   REMOVE r.idempotency_key
+  SET r.summary = CASE WHEN r.summary = s.summary THEN '(forgotten)' ELSE r.summary END
 }
 DETACH DELETE s
 RETURN count(*) AS forgotten

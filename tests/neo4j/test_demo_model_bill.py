@@ -1,14 +1,17 @@
-"""`flowstate demo -m <model>`: both agents call that model, and each side's bill counts prompt
-and completion with one tokenizer, as the demo says, whatever usage the provider reports."""
+"""`flowstate demo`: with `-m <model>` both agents call that model, and each side's bill counts
+prompt and completion with one tokenizer, whatever usage the provider reports; a run over a
+namespace that holds requests measures in a fresh one and leaves it as it was."""
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
 from click.testing import Result
 
+from flowstate.api import FlowState
 from flowstate.store import Repository, Store
 from tests.litellm_boundary import StubProvider, stub_provider, text_tokens
 
@@ -40,3 +43,22 @@ def test_a_model_bill_counts_completions_with_the_tokenizer_it_counts_prompts_wi
     written = text_tokens(REPLY, "gpt-4o")
     assert ours["completion_tokens"] == written * ours["calls"]
     assert plain["completion_tokens"] == written * plain["calls"]
+
+
+def test_a_second_run_in_a_namespace_of_the_longest_name_uses_a_fresh_one(
+    cli: Callable[..., Result], store: Store
+) -> None:
+    name = f"d{uuid.uuid4().hex}".ljust(128, "x")  # the longest valid name
+    given = FlowState(store, name)
+    session = given.begin("Keep me")
+    session.commit("Kept", "Kept")
+    used = ""
+    try:
+        out = cli("demo", "-N", name, "--json")
+        assert out.exit_code == 0, out.output
+        used = json.loads(out.output)["namespace"]
+        assert used != name and used.endswith("-2") and len(used) == 128
+        assert [r.summary for r in given.history()] == ["Kept"]  # left as it was
+    finally:
+        for namespace in {name, used} - {""}:
+            Repository(store, namespace).forget_namespace(force=True)

@@ -118,13 +118,22 @@ def demo(namespace: str, reset: bool, model: str | None, as_json: bool) -> None:
     _print_report(Console(width=max(Console().width, 100)), report)
 
 
+NAMESPACE_CHARS = 128  # the longest namespace name (flowstate.models.ids)
+
+
 def _fresh_namespace(fs: FlowState) -> str:
-    """The first '<namespace>-<n>' that holds no request."""
+    """The first '<namespace>-<n>' that no namespace has; a long name is cut to leave room
+    for its '-<n>', so that the name stays valid."""
     taken = {n.namespace for n in fs.namespaces()}
     n = 2
-    while f"{fs.namespace}-{n}" in taken:
+    while _numbered(fs.namespace, n) in taken:
         n += 1
-    return f"{fs.namespace}-{n}"
+    return _numbered(fs.namespace, n)
+
+
+def _numbered(namespace: str, n: int) -> str:
+    suffix = f"-{n}"
+    return namespace[: NAMESPACE_CHARS - len(suffix)] + suffix
 
 
 def _progress_line(row: RequestRow) -> str:

@@ -62,9 +62,8 @@ class PlainAgent:
             calls = list(message.tool_calls or [])
             run.sent.append(sent)
             run.prompt_tokens.append(sent.tokens(self.model))
-            usage = getattr(response, "usage", None)
-            written = getattr(usage, "completion_tokens", 0) or 0
-            run.completion_tokens.append(written or _written(message.content, calls, self.model))
+            # Counted as the prompt is, whatever usage the provider reports (another tokenizer's)
+            run.completion_tokens.append(_written(message.content, calls, self.model))
             if not calls:
                 run.answer = message.content or ""
                 self.messages.append({"role": "assistant", "content": run.answer})
@@ -104,8 +103,8 @@ class PlainAgent:
 
 
 def _written(content: str | None, calls: list[Any], model: str) -> int:
-    """Completion tokens of a reply whose provider did not say: its text, and each call's
-    name and arguments."""
+    """Completion tokens of a reply, by the prompts' tokenizer: its text, and each call's name
+    and arguments."""
     return count_tokens(content or "", model) + sum(
         count_tokens(c.function.name, model) + count_tokens(c.function.arguments or "", model)
         for c in calls

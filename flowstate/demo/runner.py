@@ -24,6 +24,7 @@ from flowstate.engine.step import AgentConfig, Approval
 from flowstate.engine.transcript import Transcript
 from flowstate.llm.client import ModelClient, Sent
 from flowstate.models.active import ActiveState
+from flowstate.tokens import count_tokens
 
 
 @dataclass(frozen=True)
@@ -232,7 +233,9 @@ def run_demo(
                 flowstate=Bill(
                     len(calls),
                     sum(c.sent.tokens(counted_as) for c in calls),
-                    sum(c.completion.usage.completion_tokens for c in calls),
+                    # The reply's text, by the tokenizer the prompts are counted with: a real
+                    # provider's usage is another tokenizer's figure.
+                    sum(count_tokens(c.completion.text, counted_as) for c in calls),
                     cached,
                 ),
                 plain=Bill(

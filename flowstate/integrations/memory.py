@@ -9,6 +9,7 @@ text, the instructions a run begins with, and the `cites` a consequential tool t
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -18,11 +19,13 @@ from flowstate.compact import render
 from flowstate.compact import schemas as s
 from flowstate.compact.arguments import Refused, bounded, validated
 from flowstate.engine.active_text import active_state_text
+from flowstate.engine.active_text import revealed_text as revealed_state
 from flowstate.engine.opening import Opened
 from flowstate.engine.session import Recorded
 from flowstate.models.active import ActiveState
 from flowstate.models.records import MAX_SUMMARY_CHARS
 from flowstate.models.step import DeltaOp
+from flowstate.models.views import RevealedState
 
 REVEAL = "memory_reveal"
 RECORD = "memory_record"
@@ -123,10 +126,16 @@ def parse(name: str, arguments: Any) -> RevealArgs | RecordArgs | SearchArgs:
     return parsed
 
 
-def instructions(index: str, picked_up: ActiveState | None = None) -> str:
-    """The memory's part of the model's instructions: the index; for a request picked up from
-    its draft, also what it holds so far."""
+def instructions(
+    index: str, picked_up: ActiveState | None = None, prefetched: Sequence[RevealedState] = ()
+) -> str:
+    """The memory's part of the model's instructions: the index, and the states the engine
+    opened before the request's first call (its prefetch); for a request picked up from its
+    draft, what it holds so far instead."""
     text = INSTRUCTIONS + index
+    if prefetched and picked_up is None:
+        opened = "\n".join(revealed_state(rev) for rev in prefetched)
+        text += f"\n# Opened for this request before it began\n{opened}"
     if picked_up is not None:
         state = active_state_text(picked_up, RECENT_OBSERVATIONS)
         text += f"\n# This request ({picked_up.request_id}), picked up where it stopped\n{state}"

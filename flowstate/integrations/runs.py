@@ -20,6 +20,7 @@ from flowstate.compact import render
 from flowstate.compact.arguments import Refused, bounded
 from flowstate.errors import FlowStateError, StoreError, UsageError
 from flowstate.integrations import memory as m
+from flowstate.models.records import MAX_REQUEST_TEXT_CHARS
 
 if TYPE_CHECKING:
     from flowstate.api import FlowState
@@ -38,6 +39,16 @@ class Resume:
 
     request_id: str
     handle: str
+
+
+def stored_answer(answer: str) -> str:
+    """A run's answer as its request keeps it: a framework's output longer than a request may
+    hold is kept cut, saying so (the run's own output is the framework's, unchanged), so what
+    the run recorded still commits."""
+    if len(answer) <= MAX_REQUEST_TEXT_CHARS:
+        return answer
+    note = f"... [cut: the answer had {len(answer):,} characters]"
+    return answer[: MAX_REQUEST_TEXT_CHARS - len(note)] + note
 
 
 def user_text(text: str) -> str:
@@ -69,6 +80,8 @@ class Run:
         self.fs = fs
         self.session = session
         self.picked_up = picked_up
+        # What the engine's prefetch opened when the request began: in every instruction.
+        self.prefetched = list(session.active.revealed.values())
         self.summary = ""  # the last one the model gave through memory_record
         self._lock = threading.RLock()
 
@@ -102,7 +115,9 @@ class Run:
     def instructions(self) -> str:
         with self._lock:
             index = self.session.index()
-        return m.instructions(index, self.session.active if self.picked_up else None)
+        return m.instructions(
+            index, self.session.active if self.picked_up else None, self.prefetched
+        )
 
     def call(self, name: str, arguments: Any) -> str:
         """A memory tool's result text; `Refused` with the reason."""
@@ -132,7 +147,8 @@ class Run:
     def commit(self, answer: str) -> RunResult:
         with self._lock:
             try:
-                return self.session.commit(answer, m.summary_of(self.summary, answer))
+                kept = stored_answer(answer)
+                return self.session.commit(kept, m.summary_of(self.summary, kept))
             except BaseException:
                 self.leave()  # the draft (and a commit cut short) stays to resume
                 raise
@@ -157,6 +173,7 @@ class AsyncRun:
         self.fs = fs
         self.session = session
         self.picked_up = picked_up
+        self.prefetched = list(session.active.revealed.values())
         self.summary = ""
         self._lock = asyncio.Lock()
 
@@ -190,7 +207,9 @@ class AsyncRun:
     async def instructions(self) -> str:
         async with self._lock:
             index = await self.session.index()
-        return m.instructions(index, self.session.active if self.picked_up else None)
+        return m.instructions(
+            index, self.session.active if self.picked_up else None, self.prefetched
+        )
 
     async def call(self, name: str, arguments: Any) -> str:
         args = m.parse(name, arguments)
@@ -222,7 +241,8 @@ class AsyncRun:
     async def commit(self, answer: str) -> RunResult:
         async with self._lock:
             try:
-                return await self.session.commit(answer, m.summary_of(self.summary, answer))
+                kept = stored_answer(answer)
+                return await self.session.commit(kept, m.summary_of(self.summary, kept))
             except BaseException:
                 await self.leave()
                 raise

@@ -391,9 +391,8 @@ def test_a_host_reads_back_what_it_committed_when_the_index_lists_it_collapsed(
         }
         await ok(client, "memory_record", request_id=rid, delta=[op])
         await ok(client, "memory_commit", request_id=rid, answer="ok")
-        assert (
-            f"{rid}: A new seat  [1 state; collapsed" in (await ok(client, "memory_index"))["text"]
-        )
+        # Its one state's summary is the request's (the host gave none).
+        assert f"{rid}: seat 61  [1 state; collapsed" in (await ok(client, "memory_index"))["text"]
         opened = await ok(client, "memory_reveal", ids=[f"{rid}.seat"])
         assert [s["id"] for s in opened["states"]] == [f"{rid}.seat"]
         unseen = await call(client, "memory_reveal", ids=["r60.seat"])  # never shown to it

@@ -158,7 +158,7 @@ class Ops:
         for row in rows:
             state = from_props(StateNode, row["state"])
             views = sorted(
-                [*map(RelationView.model_validate, row["relations"]), *_removed_superseder(state)],
+                [*map(_relation_view, row["relations"]), *_removed_superseder(state)],
                 key=lambda v: (v.type, v.direction, v.other),
             )
             found[state.id] = RevealedState(state=state, relations=views)
@@ -410,6 +410,12 @@ class Ops:
         if missing:
             raise self.not_found(missing)
         return wanted
+
+
+def _relation_view(line: str) -> RelationView:
+    """A relation as `reveal_states` returns it: "TYPE direction other-id"."""
+    kind, direction, other = line.split(" ")
+    return RelationView(type=kind, direction=Direction(direction), other=other)
 
 
 def _removed_superseder(state: StateNode) -> list[RelationView]:

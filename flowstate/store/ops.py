@@ -122,9 +122,18 @@ class Ops:
         return [IndexRequest(states=[], **row) for row in rows]
 
     def index_older(self, below_seq: int) -> Plan[tuple[int, int, int]]:
-        """How many requests lie below `below_seq`: (count, first seq, last seq)."""
+        """How many requests lie below `below_seq`: (count, first seq, last seq). Read from
+        the namespace's counts, at the same cost at any size; counted one by one only where
+        the namespace has no counts (a store not yet upgraded)."""
         [row] = yield self.read(Q.INDEX_OLDER, below=below_seq)
-        return int(row["requests"]), int(row["first"] or 0), int(row["last"] or 0)
+        if row["first"] is None:
+            return 0, 0, 0
+        if row["counted"] is None:
+            [counted] = yield self.read(Q.COUNT_OLDER_REQUESTS, below=below_seq)
+            older = int(counted["requests"])
+        else:
+            older = int(row["counted"]) - int(row["newer"])
+        return max(older, 1), int(row["first"]), int(row["last"])
 
     def index_candidates(
         self, words: Sequence[str], limit: int, *, below_seq: int, upto_commit: int

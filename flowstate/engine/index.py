@@ -215,8 +215,8 @@ class HistoricalIndex:
             for found in (yield from plan):
                 self._adopt(found)
         heads = [self._requests[i] for i in self.matching(query) if not self._requests[i].loaded]
-        for req in heads:
-            for loaded in (yield from ops.index(req.seq, req.seq)):
+        if heads:  # one round trip for all of them
+            for loaded in (yield from ops.index_requests([req.seq for req in heads])):
                 self.add(loaded)
 
     def _adopt(self, req: IndexRequest) -> None:

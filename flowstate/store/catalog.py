@@ -37,6 +37,7 @@ class Q(StrEnum):
     INDEX_NEWEST = "index_newest"
     INDEX_NEWEST_HEADS = "index_newest_heads"
     INDEX_OLDER = "index_older"
+    INDEX_REQUESTS = "index_requests"
     COUNT_OLDER_REQUESTS = "count_older_requests"
     INDEX_CANDIDATES = "index_candidates"
     COMMIT_BUNDLE = "commit_bundle"

@@ -98,6 +98,12 @@ class Ops:
         rows = yield self.read(Q.INDEX_GENERATION, from_seq=from_seq, to_seq=last)
         return [IndexRequest.model_validate(row) for row in rows]
 
+    def index_requests(self, seqs: Sequence[int]) -> Plan[list[IndexRequest]]:
+        """The index entries, with their state lines, of the requests whose seqs are given
+        (those that are committed), in seq order: one round trip."""
+        rows = yield self.read(Q.INDEX_REQUESTS, seqs=[int(s) for s in seqs])
+        return [IndexRequest.model_validate(row) for row in rows]
+
     def index_since(self, commit: int) -> Plan[list[tuple[IndexRequest, list[Relation]]]]:
         """Index entries of the requests committed after commit number `commit`, in seq
         order, each with the SUPERSEDES relations its states have to older states."""

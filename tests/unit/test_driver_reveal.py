@@ -47,9 +47,12 @@ def test_a_reveal_with_nothing_missing_does_not_rewrite_the_active_state(
 ) -> None:
     scrubbed: list[str] = []
     real = drafts.scrub
-    monkeypatch.setattr(
-        drafts, "scrub", lambda payload, gone: scrubbed.append(payload) or real(payload, gone)
-    )
+
+    def counted(payload: str, gone: Any) -> str | None:
+        scrubbed.append(payload)
+        return real(payload, gone)
+
+    monkeypatch.setattr(drafts, "scrub", counted)
     active = _run(found=["a", "b"], missing=[])
     assert sorted(active.revealed) == ["r1.a", "r1.b"]
     assert scrubbed == []

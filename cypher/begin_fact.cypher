@@ -7,7 +7,15 @@
 // namespace is being wholly forgotten, as in allocate_request_seq.
 // $namespace: str; $key: str or null; $window_s: int, seconds
 MERGE (m:Namespace {namespace: $namespace})
-ON CREATE SET m.epoch = randomUUID(), m.generation = 0, m.last_seq = 0
+ON CREATE SET m.epoch = randomUUID(), m.generation = 0, m.last_seq = 0, m.requests = -1
+WITH m
+CALL (m) {
+  // A counter just created counts what the namespace holds: nothing, unless it was written
+  // before counters existed (backfill_namespace_counts.cypher says who keeps the counts).
+  WITH m WHERE m.requests = -1
+  SET m.requests = COUNT { MATCH (r:Request {namespace: $namespace}) WHERE r.id IS NOT NULL },
+      m.states = COUNT { MATCH (s:State {namespace: $namespace}) WHERE s.id IS NOT NULL }
+}
 SET m.lock = randomUUID()
 WITH m, coalesce(m.forgetting_until > datetime(), false) AS fenced
 CALL () {

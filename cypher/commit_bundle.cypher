@@ -24,14 +24,24 @@
 //   request or earlier ones; ids that are not states of this namespace come back in
 //   `decision_missing`). The label is not :Decision, the label of the decision category.
 MERGE (m:Namespace {namespace: $namespace})
-ON CREATE SET m.epoch = randomUUID(), m.generation = 0, m.last_seq = 0
+ON CREATE SET m.epoch = randomUUID(), m.generation = 0, m.last_seq = 0, m.requests = -1
+WITH m
+CALL (m) {
+  // A counter just created counts what the namespace holds: nothing, unless it was written
+  // before counters existed (backfill_namespace_counts.cypher says who keeps the counts).
+  WITH m WHERE m.requests = -1
+  SET m.requests = COUNT { MATCH (r:Request {namespace: $namespace}) WHERE r.id IS NOT NULL },
+      m.states = COUNT { MATCH (s:State {namespace: $namespace}) WHERE s.id IS NOT NULL }
+}
 SET m.lock = randomUUID()
 WITH m
 OPTIONAL MATCH (draft:Draft {namespace: $namespace, request_id: $request.id})
 WITH m, draft, $owner IS NULL OR coalesce(draft.holder = $owner, false) AS held,
      draft.holder AS holder
 SET m.last_seq = CASE WHEN m.last_seq < $request.seq THEN $request.seq ELSE m.last_seq END,
-    m.committed = coalesce(m.committed, m.last_seq) + 1
+    m.committed = coalesce(m.committed, m.last_seq) + 1,
+    // Counted as they are written (null, uncounted, stays null until the upgrade counts it).
+    m.requests = m.requests + 1, m.states = m.states + size($states)
 WITH m, held, holder
 CALL () {
   UNWIND $relations AS row

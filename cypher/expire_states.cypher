@@ -21,4 +21,8 @@ CALL (expired) {
   SET r.summary = CASE WHEN r.summary = s.summary THEN '(' + s.id + ' expired)' ELSE r.summary END
 }
 FOREACH (s IN expired | DETACH DELETE s)
+// The namespace's state count (backfill_namespace_counts.cypher) loses them.
+WITH expired_ids
+OPTIONAL MATCH (m:Namespace {namespace: $namespace})
+SET m.states = m.states - size(expired_ids)
 RETURN expired_ids AS ids

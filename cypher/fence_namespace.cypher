@@ -8,7 +8,15 @@
 // the server's clock; each batch of the deletion renews it (forget_namespace_batch).
 // $namespace: str; $owner: str, the forgetting writer; $force: bool; $hold_s: int, seconds.
 MERGE (m:Namespace {namespace: $namespace})
-ON CREATE SET m.epoch = randomUUID(), m.generation = 0, m.last_seq = 0
+ON CREATE SET m.epoch = randomUUID(), m.generation = 0, m.last_seq = 0, m.requests = -1
+WITH m
+CALL (m) {
+  // A counter just created counts what the namespace holds: nothing, unless it was written
+  // before counters existed (backfill_namespace_counts.cypher says who keeps the counts).
+  WITH m WHERE m.requests = -1
+  SET m.requests = COUNT { MATCH (r:Request {namespace: $namespace}) WHERE r.id IS NOT NULL },
+      m.states = COUNT { MATCH (s:State {namespace: $namespace}) WHERE s.id IS NOT NULL }
+}
 SET m.lock = randomUUID()
 WITH m, coalesce(m.forgetting_until > datetime() AND m.forgetting <> $owner, false) AS other
 CALL () {

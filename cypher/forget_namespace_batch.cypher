@@ -28,9 +28,14 @@ CALL (mine) {
     MATCH (n:Draft {namespace: $namespace}) WHERE n.request_id IS NOT NULL RETURN n
   }
   WITH n LIMIT $batch
+  WITH n, CASE WHEN n:Request THEN 1 ELSE 0 END AS request,
+       CASE WHEN n:State THEN 1 ELSE 0 END AS state
   DETACH DELETE n
-  RETURN count(*) AS deleted
+  RETURN count(*) AS deleted, sum(request) AS requests, sum(state) AS states
 }
+// A forget cut short keeps the counter: its counts stay true (backfill_namespace_counts.cypher).
+SET m.requests = m.requests - requests, m.states = m.states - states
+WITH m, mine, deleted
 CALL (m, mine, deleted) {
   WITH * WHERE mine AND deleted = 0
   DETACH DELETE m

@@ -18,11 +18,17 @@ CALL (r) {
 }
 CALL (r) {
   OPTIONAL MATCH (r)-[:PRODUCED]->(n {namespace: $namespace})
+  WITH n, CASE WHEN n:State THEN 1 ELSE 0 END AS state
   DETACH DELETE n
+  RETURN sum(state) AS states
 }
 CALL (r) {
   OPTIONAL MATCH (draft:Draft {namespace: $namespace, request_id: r.id})
   DELETE draft
 }
 DETACH DELETE r
+// The namespace's counts (backfill_namespace_counts.cypher) lose the request and its states.
+WITH states
+OPTIONAL MATCH (m:Namespace {namespace: $namespace})
+SET m.requests = m.requests - 1, m.states = m.states - states
 RETURN count(*) AS forgotten

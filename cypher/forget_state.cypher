@@ -15,4 +15,8 @@ CALL (s) {
   SET r.summary = CASE WHEN r.summary = s.summary THEN '(' + s.id + ' forgotten)' ELSE r.summary END
 }
 DETACH DELETE s
-RETURN count(*) AS forgotten
+// The namespace's state count (backfill_namespace_counts.cypher) loses it.
+WITH count(*) AS forgotten
+OPTIONAL MATCH (m:Namespace {namespace: $namespace})
+SET m.states = m.states - forgotten
+RETURN forgotten

@@ -37,6 +37,13 @@ from flowstate_bench.tau.cli import tau
     help="Stop building a namespace after this long, keep it for the next run, and report "
     "what it reached [40 with --million, else no limit].",
 )
+@click.option(
+    "--prefix",
+    default="bench_engine",
+    show_default=True,
+    help="Name prefix of the engine namespaces (bench_engine_10k), so that two runs on one "
+    "database keep apart.",
+)
 @click.pass_context
 @fails_cleanly
 def bench(
@@ -47,6 +54,7 @@ def bench(
     repeats: int | None,
     keep: bool,
     build_minutes: float | None,
+    prefix: str,
 ) -> None:
     """Measure engine speed at scale and token economy against full context, BM25 and
     rolling summaries; write report.json, report.md and PNG plots into --out.
@@ -62,7 +70,7 @@ def bench(
     from flowstate.store import Store
     from flowstate_bench.runner import Plan, run
 
-    plan = Plan.from_options(quick, million, repeats, keep, build_minutes)
+    plan = Plan.from_options(quick, million, repeats, keep, build_minutes, prefix)
     settings = resolve_database(Neo4jSettings(), LocalServerSettings(), _say)
     with Store.connect(settings) as store:
         result = run(store, plan, out)

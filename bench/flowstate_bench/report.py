@@ -100,6 +100,19 @@ def target_table(targets: list[dict[str, Any]]) -> list[str]:
     return _table(["target", "status", "figure"], rows)
 
 
+def _conditions(meta: dict[str, Any]) -> str:
+    """The load average at the start and end, and whether the driver's Rust extension ran."""
+    parts = []
+    load = meta.get("load_average")
+    if load:
+        parts.append(
+            f" Load average {load['start'][0]:.2f} at the start, {load['end'][0]:.2f} at the end."
+        )
+    if "rust_extension" in meta:
+        parts.append(f" The [rust] extra: {'on' if meta['rust_extension'] else 'off'}.")
+    return "".join(parts)
+
+
 def markdown(report: dict[str, Any]) -> str:
     meta = report["meta"]
     out = [
@@ -107,7 +120,7 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         f"`{meta['command']}` on {meta['machine']}, Neo4j {meta['neo4j']}, "
         f"{meta['started']}, {meta['seconds']:.0f} s in all. Latency figures are the median "
-        f"across {meta['repeats']} runs of each run's percentiles.",
+        f"across {meta['repeats']} runs of each run's percentiles.{_conditions(meta)}",
         "",
         "## Targets",
         "",

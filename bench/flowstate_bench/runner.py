@@ -68,6 +68,7 @@ class Plan:
         repeats: int | None,
         keep: bool,
         build_minutes: float | None = None,
+        prefix: str = namespaces.PREFIX,
     ) -> Plan:
         sizes = QUICK_SIZES if quick else FULL_SIZES
         if million:
@@ -95,6 +96,7 @@ class Plan:
             notes=tuple(notes),
             cli_runs=9 if quick else 15,
             build_minutes=build_minutes,
+            prefix=prefix,
         )
 
 
@@ -197,6 +199,9 @@ def run(store: Store, plan: Plan, out: Path, console: Console | None = None) -> 
             "machine": f"{platform.machine()} {os.cpu_count()} cores, Python "
             f"{sys.version.split()[0]}",
             "neo4j": store.uri,
+            # Latencies follow the machine's load; the Rust extension speeds up Bolt packing.
+            "load_average": {"start": list(load), "end": list(os.getloadavg())},
+            "rust_extension": importlib.util.find_spec("neo4j_rust_ext") is not None,
         },
         "cli": cli,
         "engine": engine,

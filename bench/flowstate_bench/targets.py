@@ -28,7 +28,7 @@ def _largest(engine: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
 RATIO_GOALS = (
     ("step_plain_rtt", "step_plain_ms", "bolt_rtt_ms", 3,
      "critical path of a step without a reveal"),
-    ("step_reveal_rtt", "step_reveal_ms", "bolt_rtt_ms", 6,
+    ("step_reveal_rtt", "step_reveal_ms", "bolt_rtt_ms", 5,
      "critical path of a step with a reveal of 8 states"),
     ("commit_write_tx", "commit_ms", "write_tx_ms", 10,
      "commit of 50 states, 150 relations, 20 observations"),
@@ -36,30 +36,39 @@ RATIO_GOALS = (
 UNITS = {"bolt_rtt_ms": "a bare RETURN 1 round trip", "write_tx_ms": "a single-node write tx"}
 
 
+# The reveal step is judged at 10k states as well (the size `--quick` reaches).
+ALSO_AT = {"step_reveal_rtt": "10k"}
+
+
 def engine_targets(engine: dict[str, Any]) -> list[dict[str, Any]]:
     """Each probe's p50 as a multiple of a unit measured in the same run (these machines are
     noisy: a ratio taken side by side holds where absolute milliseconds do not), at 100k
-    states, or at the largest size run when 100k was not."""
+    states, or at the largest size run when 100k was not; some at 10k too (`ALSO_AT`)."""
     label, size = (
         (STEP_SIZE, engine[STEP_SIZE]) if STEP_SIZE in engine else (_largest(engine) or ("", {}))
     )
     out = []
     for name, probe, unit, most, what in RATIO_GOALS:
         goal = f"{what} p50 <= {most}x {UNITS[unit]} ({STEP_SIZE} states)"
-        if probe not in size or unit not in size:
-            out.append(_target(name, goal, None, ""))
-            continue
-        p50, base = size[probe]["p50"], size[unit]["p50"]
-        ratio = p50 / base if base else float("inf")
-        out.append(
-            _target(
-                name,
-                goal,
-                ratio <= most,
-                f"{ratio:.1f}x: {p50} ms against {base} ms at {label}",
-            )
-        )
+        out.append(_ratio(name, goal, probe, unit, most, label, size))
+        also = ALSO_AT.get(name)
+        if also:
+            goal = f"{what} p50 <= {most}x {UNITS[unit]} ({also} states)"
+            out.append(_ratio(f"{name}_{also}", goal, probe, unit, most, also, engine.get(also)))
     return out
+
+
+def _ratio(
+    name: str, goal: str, probe: str, unit: str, most: float, label: str, size: Any
+) -> dict[str, Any]:
+    if not size or probe not in size or unit not in size:
+        return _target(name, goal, None, "")
+    p50, base = size[probe]["p50"], size[unit]["p50"]
+    ratio = p50 / base if base else float("inf")
+    p95 = size[probe].get("p95")
+    spread = f" (p95 {p95} ms)" if p95 is not None else ""
+    figure = f"{ratio:.1f}x: {p50} ms{spread} against {base} ms at {label}"
+    return _target(name, goal, ratio <= most, figure)
 
 
 # At depth 50, recall 1.0, tokens (prompt plus completion) as a share of full context's.

@@ -299,7 +299,8 @@ class StepDriver:
             for message in take_in(active, found, report):
                 active.rejections.append(message)
                 active.rejected_total += 1
-            drop_forgotten(active, set(found.missing).__contains__)  # no copy of what is gone
+            if found.missing:  # no copy of what is gone (a rare case: it costs a full dump)
+                drop_forgotten(active, set(found.missing).__contains__)
             active.pending_access = []  # only now: a failed fetch is retried on resume
 
     def _finish(

@@ -34,8 +34,8 @@ from flowstate.models.vocab import RelationType
 from flowstate.tokens import count_tokens
 
 DEFAULT_BUDGET_TOKENS = 600
-LOAD_CHUNK = 50  # requests whose state lines are fetched per round trip when loading
-HEADS_CHUNK = 200  # one-line requests fetched per round trip when loading
+HEADS_CHUNK = 200  # one-line requests fetched per round trip when loading, at most
+HEAD_TOKENS = 12  # fewer tokens than any one-line request takes, about
 NO_END_SEQ = 2**62
 _UNLOADED = 10**9  # the "full" cost of a request whose state lines were not loaded
 # A request matches when one of its states (or its summary) scores at least this share of the
@@ -162,33 +162,40 @@ class HistoricalIndex:
     ) -> Plan[HistoricalIndex]:
         """The namespace's index as a plan, reading only what it can show.
 
-        The newest requests are read with their state lines while they could all be listed
-        in full; the next ones by their one-line form only (id, summary, state count), until
-        those too would fill the budget; everything older would fold into the range line
-        anyway, so it is only counted. Loading costs the same at any namespace size.
+        The newest requests are read by their one-line form (id, summary, state count) until
+        those lines would fill the budget; of these, the newest are read again with their
+        state lines while they could all be listed in full (judged on a lower bound of each
+        line's tokens, so none that could be listed is left out); everything older would fold
+        into the range line anyway, so it is only counted, from the namespace's counts.
+        Loading reads the same at any namespace size.
         """
         index = cls((), budget_tokens, model)
-        before, full_cost, lines_cost = NO_END_SEQ, 0, 0
-        while full_cost <= budget_tokens:  # listed in full, at most
-            chunk = yield from ops.index_newest(before, LOAD_CHUNK)
-            for req in chunk:
-                index.add(req)
-                full_cost += index._cost[req.id][0] + 1
-                lines_cost += index._cost[req.id][1] + 1
-            if len(chunk) < LOAD_CHUNK:
-                return index  # everything is loaded
-            before = index.lines_below = chunk[-1].seq
+        heads: list[IndexRequest] = []
+        before, lines_cost = NO_END_SEQ, 0
+        # A one-line request takes a dozen tokens or more: about as many as the budget holds.
+        size = min(HEADS_CHUNK, budget_tokens // HEAD_TOKENS + 1)
         while lines_cost <= budget_tokens:  # one line each, at most
-            heads = yield from ops.index_newest_heads(before, HEADS_CHUNK)
-            for req in heads:
+            chunk = yield from ops.index_newest_heads(before, size)
+            for req in chunk:
+                heads.append(req)
+                lines_cost += count_tokens(_collapsed_block(req), model) + 1
+            if len(chunk) < size:
+                before = 0  # nothing is older
+                break
+            before = chunk[-1].seq
+        listable = _listable(heads, budget_tokens, model)
+        if listable:
+            top = heads[0].seq + 1  # the same newest requests the heads were read for
+            for req in (yield from ops.index_newest(top, listable)):
                 index.add(req)
-                lines_cost += index._cost[req.id][1] + 1
-            if len(heads) < HEADS_CHUNK:
-                return index
-            before = heads[-1].seq
-        count, first, last = yield from ops.index_older(before)
-        if count:
-            index.older = OlderRange(first, last, count)
+            older = listable < len(heads) or before
+            index.lines_below = heads[listable - 1].seq if older else 0
+        for req in heads[listable:]:
+            index.add(req)
+        if before:
+            count, first, last = yield from ops.index_older(before)
+            if count:
+                index.older = OlderRange(first, last, count)
         return index
 
     def load_matching(self, ops: Ops, query: str, committed: int) -> Plan[None]:
@@ -208,8 +215,8 @@ class HistoricalIndex:
             for found in (yield from plan):
                 self._adopt(found)
         heads = [self._requests[i] for i in self.matching(query) if not self._requests[i].loaded]
-        for req in heads:
-            for loaded in (yield from ops.index(req.seq, req.seq)):
+        if heads:  # one round trip for all of them
+            for loaded in (yield from ops.index_requests([req.seq for req in heads])):
                 self.add(loaded)
 
     def _adopt(self, req: IndexRequest) -> None:
@@ -384,6 +391,20 @@ class HistoricalIndex:
             lines.append(_collapsed_block(r) if short else _full_block(r))
         text = "\n".join(lines)
         return text, count_tokens(text, self.model)
+
+
+def _listable(heads: list[IndexRequest], budget: int, model: str | None) -> int:
+    """How many of `heads` (newest first) to read with their state lines: those that could
+    all be listed in full within `budget`, and one more (as a render finds out). Each state
+    line costs at least as many tokens as the shortest line its request could have, less a
+    margin for how a tokenizer may merge the longer text."""
+    cost = 0
+    for n, req in enumerate(heads, start=1):
+        shortest = count_tokens(f"  {req.id}.a [x] a", model) - 2
+        cost += count_tokens(f"{req.id}: ", model) + req.n_states * max(1, shortest) + 1
+        if cost > budget:
+            return n
+    return len(heads)
 
 
 def _span(folded: list[IndexRequest], older: OlderRange | None) -> tuple[int, int] | None:

@@ -37,6 +37,8 @@ class Q(StrEnum):
     INDEX_NEWEST = "index_newest"
     INDEX_NEWEST_HEADS = "index_newest_heads"
     INDEX_OLDER = "index_older"
+    INDEX_REQUESTS = "index_requests"
+    COUNT_OLDER_REQUESTS = "count_older_requests"
     INDEX_CANDIDATES = "index_candidates"
     COMMIT_BUNDLE = "commit_bundle"
     INDEX_GENERATION = "index_generation"
@@ -70,6 +72,8 @@ class Q(StrEnum):
     UNTERMED_NAMESPACES = "untermed_namespaces"
     BACKFILL_NAMESPACE_TERMS = "backfill_namespace_terms"
     DROP_LEGACY_SEARCH_INDEX = "drop_legacy_search_index"
+    UNCOUNTED_NAMESPACES = "uncounted_namespaces"
+    BACKFILL_NAMESPACE_COUNTS = "backfill_namespace_counts"
 
 
 def find_cypher_dir(package_root: Path = _PACKAGE_ROOT) -> Path:

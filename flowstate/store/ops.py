@@ -98,6 +98,12 @@ class Ops:
         rows = yield self.read(Q.INDEX_GENERATION, from_seq=from_seq, to_seq=last)
         return [IndexRequest.model_validate(row) for row in rows]
 
+    def index_requests(self, seqs: Sequence[int]) -> Plan[list[IndexRequest]]:
+        """The index entries, with their state lines, of the requests whose seqs are given
+        (those that are committed), in seq order: one round trip."""
+        rows = yield self.read(Q.INDEX_REQUESTS, seqs=[int(s) for s in seqs])
+        return [IndexRequest.model_validate(row) for row in rows]
+
     def index_since(self, commit: int) -> Plan[list[tuple[IndexRequest, list[Relation]]]]:
         """Index entries of the requests committed after commit number `commit`, in seq
         order, each with the SUPERSEDES relations its states have to older states."""
@@ -122,9 +128,18 @@ class Ops:
         return [IndexRequest(states=[], **row) for row in rows]
 
     def index_older(self, below_seq: int) -> Plan[tuple[int, int, int]]:
-        """How many requests lie below `below_seq`: (count, first seq, last seq)."""
+        """How many requests lie below `below_seq`: (count, first seq, last seq). Read from
+        the namespace's counts, at the same cost at any size; counted one by one only where
+        the namespace has no counts (a store not yet upgraded)."""
         [row] = yield self.read(Q.INDEX_OLDER, below=below_seq)
-        return int(row["requests"]), int(row["first"] or 0), int(row["last"] or 0)
+        if row["first"] is None:
+            return 0, 0, 0
+        if row["counted"] is None:
+            [counted] = yield self.read(Q.COUNT_OLDER_REQUESTS, below=below_seq)
+            older = int(counted["requests"])
+        else:
+            older = int(row["counted"]) - int(row["newer"])
+        return max(older, 1), int(row["first"]), int(row["last"])
 
     def index_candidates(
         self, words: Sequence[str], limit: int, *, below_seq: int, upto_commit: int
@@ -158,7 +173,7 @@ class Ops:
         for row in rows:
             state = from_props(StateNode, row["state"])
             views = sorted(
-                [*map(RelationView.model_validate, row["relations"]), *_removed_superseder(state)],
+                [*map(_relation_view, row["relations"]), *_removed_superseder(state)],
                 key=lambda v: (v.type, v.direction, v.other),
             )
             found[state.id] = RevealedState(state=state, relations=views)
@@ -410,6 +425,12 @@ class Ops:
         if missing:
             raise self.not_found(missing)
         return wanted
+
+
+def _relation_view(line: str) -> RelationView:
+    """A relation as `reveal_states` returns it: "TYPE direction other-id"."""
+    kind, direction, other = line.split(" ")
+    return RelationView(type=kind, direction=Direction(direction), other=other)
 
 
 def _removed_superseder(state: StateNode) -> list[RelationView]:

@@ -36,6 +36,7 @@ def ensure(*, timeout_s: int = INDEX_TIMEOUT_S) -> Plan[None]:
                     raise
         yield Write(Q.AWAIT_INDEXES, {"timeout_s": timeout_s})
     yield from upgrade.search_terms()
+    yield from upgrade.namespace_counts()
 
 
 def names() -> list[str]:

@@ -1,5 +1,9 @@
 """Bringing a store written by an older FlowState up to the current schema, at connect.
 
+Each namespace's counter node keeps what it holds (`requests`, `states`), which the index's
+start reads instead of counting; `namespace_counts` counts them where a store written before
+they existed has none (`backfill_namespace_counts.cypher`).
+
 Search matches a namespace inside the full-text index by `namespace_term` on each state
 (`flowstate.store.search`). A store written before that property existed has states without
 it and the older index, `flowstate_state_text`, which indexed the namespace's text. The schema
@@ -45,3 +49,14 @@ def search_terms() -> Plan[int]:
         yield Batched(Q.BACKFILL_NAMESPACE_TERMS, {"terms": terms})
     yield Write(Q.DROP_LEGACY_SEARCH_INDEX, {})
     return len(terms)
+
+
+def namespace_counts() -> Plan[int]:
+    """Count what each namespace holds onto its counter node, where it has no counts yet; how
+    many namespaces were counted (0: nothing to do, one read)."""
+    [row] = yield Read(Q.UNCOUNTED_NAMESPACES, {})
+    uncounted = int(row["uncounted"])
+    if uncounted:
+        log.warning("upgrading the store: counting what %d namespaces hold", uncounted)
+        yield Batched(Q.BACKFILL_NAMESPACE_COUNTS, {})
+    return uncounted

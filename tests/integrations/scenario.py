@@ -35,7 +35,7 @@ OPTIONS = {
 
 FIRST = "Our hotel budget is 150 EUR a night."
 SECOND = "Which hotels are there in Lisbon?"
-THIRD = "Book the best hotel in Lisbon that fits what we said."
+THIRD = "Book the best place in Lisbon that fits what we said."
 
 REQUESTS: list[tuple[str, list[Turn]]] = [
     (FIRST, [[("memory_record", {"delta": [BUDGET], "summary": "Hotel budget"})], "Noted."]),

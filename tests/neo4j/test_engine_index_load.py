@@ -64,3 +64,40 @@ def test_an_agent_opens_a_request_that_was_never_loaded(
     assert result.answer == "found it" and result.rejections == 0
     assert "r2.fact_3 [environment]" in user_prompt(model, 1)  # listed by opening r2
     assert "content of r2.fact_3" in user_prompt(model, 2)
+
+
+@pytest.mark.parametrize("budget", [150, 600, 2_000])
+def test_with_requests_forgotten_the_loaded_index_renders_like_the_full_one(
+    many: Repository, budget: int
+) -> None:
+    for rid in ("r1", "r3", "r60", "r120"):  # gaps at both ends and inside
+        many.forget_request(rid)
+    full = HistoricalIndex(many.index(), budget).render()
+    loaded = HistoricalIndex.load(many, budget).render()
+    assert loaded.text == full.text
+    assert (loaded.state_ids, loaded.folded) == (full.state_ids, full.folded)
+
+
+@pytest.mark.parametrize("budget", [300, 2_000])
+def test_for_a_request_the_loaded_index_renders_like_the_full_one(
+    repo: Repository, make: Factory, budget: int
+) -> None:
+    """The relevance search (a bounded full-text look) finds the old request whose states
+    match the request's words, as ranking the whole namespace would."""
+    for seq in range(1, 121):
+        keys = [f"fact_{k}" for k in range(5)]
+        states = [make.state(f"r{seq}", k) for k in keys]
+        if seq == 4:
+            states[2] = make.state("r4", "beacon", summary="the lighthouse keeper's beacon")
+        repo.commit(make.bundle(seq, states=states))
+    text = "who keeps the lighthouse beacon?"
+    assert [h.id for h in repo.search(["lighthouse"])] == ["r4.beacon"]  # the index caught up
+    full = HistoricalIndex(repo.index(), budget).render(text)
+    index = HistoricalIndex.load(repo, budget)
+    repo.run(index.load_matching(repo.ops, text, repo.stamp().committed))
+    loaded = index.render(text)
+    assert "r4.beacon" in full.state_ids
+    assert loaded.text == full.text
+    assert (loaded.state_ids, loaded.folded) == (full.state_ids, full.folded)
+    if budget == 300:
+        assert len(index.requests) < 120  # older requests were counted, not read

@@ -160,3 +160,28 @@ def third_request_as_the_session_api(
     replay(twin)
     assert graph(fs) == graph(twin)
     assert [r.summary for r in fs.history()] == [r.summary for r in twin.history()]
+
+
+# One model turn with parallel calls: two searches, a cited booking and one without cites.
+PARALLEL_TEXT = "Search Lisbon and Porto, and book"
+PARALLEL: list[Turn] = [
+    [("memory_reveal", {"ids": ["r1.budget"]})],
+    [
+        ("search_hotels", {"city": "Lisbon"}),
+        ("search_hotels", {"city": "Porto"}),
+        ("book_hotel", {"hotel_id": "H1", "cites": ["r1.budget"]}),
+        ("book_hotel", {"hotel_id": "H3", "cites": []}),
+    ],
+    "Booked H1.",
+]
+
+
+def parallel_each_kept_and_guarded(fs: FlowState, shown: str) -> None:
+    """After PARALLEL's second turn (`shown`, the next prompt): each call that ran is kept,
+    each booking was guarded on its own."""
+    assert shown.count("[kept as r2.o") == 3  # two searches and the approved booking
+    assert shown.count("denied (do not run book_hotel)") == 1
+    exported = [json.loads(line) for line in fs.export_jsonl()]
+    decisions = [r for r in exported if r["kind"] == "decision"]
+    verdicts = sorted((json.loads(d["arguments"])["hotel_id"], d["approved"]) for d in decisions)
+    assert verdicts == [("H1", True), ("H3", False)]

@@ -7,7 +7,6 @@ steps."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -107,23 +106,8 @@ def test_a_hostile_model_is_refused_with_the_reason_and_changes_nothing(fs: Flow
 def test_parallel_tool_calls_are_each_kept_and_each_guarded(fs: FlowState) -> None:
     memory = FlowStatePlugin(fs, consequential={"book_hotel"})
     run(memory, sc.FIRST, list(sc.REQUESTS[0][1]))
-    turns: list[sc.Turn | Exception] = [
-        [("memory_reveal", {"ids": ["r1.budget"]})],
-        [
-            ("search_hotels", {"city": "Lisbon"}),
-            ("search_hotels", {"city": "Porto"}),
-            ("book_hotel", {"hotel_id": "H1", "cites": ["r1.budget"]}),
-            ("book_hotel", {"hotel_id": "H3", "cites": []}),
-        ],
-        "Booked H1.",
-    ]
-    shown = run(memory, "Search Lisbon and Porto, and book", turns).prompts[2]
-    assert shown.count("[kept as r2.o") == 3  # two searches and the approved booking
-    assert shown.count("denied (do not run book_hotel)") == 1
-    exported = [json.loads(line) for line in fs.export_jsonl()]
-    decisions = [r for r in exported if r["kind"] == "decision"]
-    verdicts = sorted((json.loads(d["arguments"])["hotel_id"], d["approved"]) for d in decisions)
-    assert verdicts == [("H1", True), ("H3", False)]
+    shown = run(memory, sc.PARALLEL_TEXT, list(sc.PARALLEL)).prompts[2]
+    sc.parallel_each_kept_and_guarded(fs, shown)
 
 
 def test_a_failed_run_is_discarded(fs: FlowState) -> None:

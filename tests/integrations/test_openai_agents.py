@@ -127,23 +127,8 @@ def test_arguments_that_are_not_json_are_refused(fs: FlowState) -> None:
 def test_parallel_tool_calls_are_each_kept_and_each_guarded(fs: FlowState) -> None:
     memory = FlowStateRunner(fs, consequential={"book_hotel"})
     run(memory, sc.FIRST, sc.REQUESTS[0][1])
-    turns: list[sc.Turn] = [
-        [("memory_reveal", {"ids": ["r1.budget"]})],
-        [
-            ("search_hotels", {"city": "Lisbon"}),
-            ("search_hotels", {"city": "Porto"}),
-            ("book_hotel", {"hotel_id": "H1", "cites": ["r1.budget"]}),
-            ("book_hotel", {"hotel_id": "H3", "cites": []}),
-        ],
-        "Booked H1.",
-    ]
-    shown = run(memory, "Search Lisbon and Porto, and book", turns).prompts[2]
-    assert shown.count("[kept as r2.o") == 3  # two searches and the approved booking
-    assert shown.count("denied (do not run book_hotel)") == 1
-    exported = [json.loads(line) for line in fs.export_jsonl()]
-    decisions = [r for r in exported if r["kind"] == "decision"]
-    verdicts = sorted((json.loads(d["arguments"])["hotel_id"], d["approved"]) for d in decisions)
-    assert verdicts == [("H1", True), ("H3", False)]
+    shown = run(memory, sc.PARALLEL_TEXT, list(sc.PARALLEL)).prompts[2]
+    sc.parallel_each_kept_and_guarded(fs, shown)
 
 
 def test_a_failed_run_is_discarded(fs: FlowState) -> None:

@@ -46,20 +46,20 @@ def _session(
             for i in range(2, 5):
                 started = time.monotonic()
                 try:
-                    result = await call(client, i)
-                    text = result["content"][0]["text"]
-                    told.append((time.monotonic() - started, bool(result.get("isError")), text))
+                    said = await call(client, i)
+                    text = said["content"][0]["text"]
+                    told.append((time.monotonic() - started, bool(said.get("isError")), text))
                 except TimeoutError:
                     told.append((time.monotonic() - started, True, "no answer in 20 s"))
             restore()
             deadline = time.monotonic() + 30
-            result: dict[str, Any] = {}
+            back: dict[str, Any] = {}
             while time.monotonic() < deadline:
-                result = await call(client, 99)
-                if not result.get("isError"):
+                back = await call(client, 99)
+                if not back.get("isError"):
                     break
                 await asyncio.sleep(0.5)
-        return told, result
+        return told, back
 
     try:
         return asyncio.run(run())

@@ -369,6 +369,9 @@ class CommitOut(Out):
 
 class DiscardOut(Out):
     discarded: bool
+    already_discarded: bool = Field(
+        False, description="the request was discarded before: this call did nothing"
+    )
 
 
 class RememberOut(Out):

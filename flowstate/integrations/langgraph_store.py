@@ -46,6 +46,7 @@ from langgraph.store.base import (
 
 from flowstate.api import FlowState
 from flowstate.async_api import AsyncFlowState
+from flowstate.engine.agent import AgentConfig
 from flowstate.engine.async_session import AsyncSession
 from flowstate.engine.relevance import words
 from flowstate.engine.session import Session
@@ -146,7 +147,7 @@ class FlowStateStore(BaseStore):
                     with contextlib.suppress(NotFoundError):  # forgotten meanwhile: gone
                         fs.forget(need.state_id)
                 else:
-                    _commit(fs.begin(need.text), need)
+                    _commit(fs.begin(need.text, config=_config(need)), need)
             except UsageError as e:
                 error = e
 
@@ -171,7 +172,7 @@ class FlowStateStore(BaseStore):
                     with contextlib.suppress(NotFoundError):
                         await fs.forget(need.state_id)
                 else:
-                    await _acommit(await fs.begin(need.text), need)
+                    await _acommit(await fs.begin(need.text, config=_config(need)), need)
             except UsageError as e:
                 error = e
 
@@ -243,6 +244,23 @@ class FlowStateStore(BaseStore):
         said = f"LangGraph store: put {len(delta)} item(s) in {', '.join(spaces)}"
         summary = " ".join(said.split())[:MAX_SUMMARY_CHARS]
         return _Commit(said[:10_000], summary, tuple(shown), tuple(delta))
+
+
+def _config(need: _Commit) -> AgentConfig:
+    """The request's limits sized for the batch: a step's defaults (20 ops, a 200-character
+    summary, 4,000 characters of content) are for a model's steps, while a batch puts any
+    number of items, each its summary line and a value up to a state's content limit."""
+    ops = max(1, len(need.delta))
+    return AgentConfig.model_validate(
+        {
+            "limits": {
+                "max_ops_per_step": ops,
+                "max_states_per_request": ops,
+                "max_summary_chars": MAX_SUMMARY_CHARS,
+                "max_content_chars": MAX_CONTENT_CHARS,
+            }
+        }
+    )
 
 
 def _commit(session: Session, need: _Commit) -> None:

@@ -222,7 +222,9 @@ class MemoryTools:
         try:
             fs.discard(args.request_id, args.handle)
         except RequestEnded as e:  # idempotent, as annotated: a repeated discard finds it gone
-            return s.DiscardOut(discarded=True), (f"{e}; nothing to discard again")
+            return s.DiscardOut(discarded=True, already_discarded=True), (
+                f"{e}; nothing to discard again"
+            )
         except StoreError as e:
             raise UsageError(f"{e} Nothing was discarded: send it again shortly.") from e
         return s.DiscardOut(discarded=True), (

@@ -26,6 +26,8 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import random
+import time
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -55,7 +57,7 @@ from flowstate.models import Category
 from flowstate.models.records import MAX_CONTENT_CHARS, MAX_SUMMARY_CHARS, StateNode
 
 PREFIX = "kv_"
-WRITE_ATTEMPTS = 3  # a batch's puts, read again and retried when another writer got there first
+WRITE_ATTEMPTS = 10  # a put that loses a race reads again and retries; writers take turns
 SEARCH_HITS = 50  # the most full-text hits a query reads
 Where = tuple[tuple[str, ...], str]  # an item's namespace and key
 Current = dict[Where, tuple[StateNode, Item]]  # each item and the state that holds it
@@ -103,7 +105,12 @@ class Hit(Protocol):
     score: float
 
 
-Need = _Read | _Find | _Commit | _Forget
+@dataclass(frozen=True)
+class _Pause:
+    seconds: float  # writers racing for one key take turns
+
+
+Need = _Read | _Find | _Commit | _Forget | _Pause
 # A batch's steps: they yield what they need done and get its answer (or, for a refused
 # commit, its UsageError thrown in); `batch` and `abatch` do the I/O.
 Steps = Generator[Need, Any, list[Result]]
@@ -146,6 +153,8 @@ class FlowStateStore(BaseStore):
                 elif isinstance(need, _Forget):
                     with contextlib.suppress(NotFoundError):  # forgotten meanwhile: gone
                         fs.forget(need.state_id)
+                elif isinstance(need, _Pause):
+                    time.sleep(need.seconds)
                 else:
                     _commit(fs.begin(need.text, config=_config(need)), need)
             except UsageError as e:
@@ -171,6 +180,8 @@ class FlowStateStore(BaseStore):
                 elif isinstance(need, _Forget):
                     with contextlib.suppress(NotFoundError):
                         await fs.forget(need.state_id)
+                elif isinstance(need, _Pause):
+                    await asyncio.sleep(need.seconds)
                 else:
                     await _acommit(await fs.begin(need.text, config=_config(need)), need)
             except UsageError as e:
@@ -208,24 +219,37 @@ class FlowStateStore(BaseStore):
         return results
 
     def _put(self, contents: dict[Where, str], items: Current) -> Generator[Need, Any, None]:
-        """The batch's puts as one request, each new state superseding its key's current one.
-        Another writer that put one of these keys since they were read has the commit refused
-        whole (a state is superseded once): the keys are read again and the newer states
-        superseded, as LangGraph's stores let the last put win."""
-        for attempt in range(1, WRITE_ATTEMPTS + 1):
+        """The batch's puts as one request, each new state superseding its key's current one,
+        the last put of a key winning as in LangGraph's stores. Another writer that put one of
+        these keys since they were read has the commit refused whole (a state is superseded
+        once): the keys are read again and what is current then superseded. A writer that put
+        a key with no current value meanwhile added one too (nothing conflicted): the put that
+        commits last sees both and adds its value again over them."""
+        spaces = tuple(sorted({namespace_prefix(ns) for ns, _ in contents}))
+        supersede = _ids(items)
+        for attempt in range(WRITE_ATTEMPTS):
+            if attempt:  # a random pause, longer each time, so racing writers take turns
+                yield _Pause(random.uniform(0, 0.02 * 2 ** min(attempt, 5)))
             try:
-                yield self._request(contents, items)
-                return
+                yield self._request(contents, supersede)
             except UsageError:
-                spaces = tuple(sorted({namespace_prefix(ns) for ns, _ in contents}))
-                fresh = _current((yield _Read(spaces)))
-                if attempt == WRITE_ATTEMPTS or all(
-                    _id(fresh.get(k)) == _id(items.get(k)) for k in contents
-                ):
-                    raise
-                items = fresh
+                held = _held((yield _Read(spaces)))
+                now = {k: held.get(k, []) for k in contents}
+                if all(sorted(now[k]) == sorted(supersede.get(k, [])) for k in contents):
+                    raise  # refused for what the put holds, not for another writer
+                supersede = now
+                continue
+            held = _held((yield _Read(spaces)))
+            doubled = {k: held[k] for k in contents if len(held.get(k, ())) > 1}
+            if not doubled:
+                return
+            contents, supersede = {k: contents[k] for k in doubled}, doubled
+        raise UsageError(
+            f"the put of {len(contents)} item(s) lost {WRITE_ATTEMPTS} races to other writers "
+            "of the same keys; nothing more of it was stored"
+        )
 
-    def _request(self, contents: dict[Where, str], items: Current) -> _Commit:
+    def _request(self, contents: dict[Where, str], supersede: dict[Where, list[str]]) -> _Commit:
         delta, shown = [], []
         for where, content in contents.items():
             add: dict[str, Any] = {
@@ -235,10 +259,9 @@ class FlowStateStore(BaseStore):
                 "summary": _summary(where, content),
                 "content": content,
             }
-            current = items.get(where)
-            if current is not None:
-                add["relations"] = [{"type": "SUPERSEDES", "target": current[0].id}]
-                shown.append(current[0].id)
+            if supersede.get(where):
+                add["relations"] = [{"type": "SUPERSEDES", "target": i} for i in supersede[where]]
+                shown += supersede[where]
             delta.append(add)
         spaces = sorted({"/".join(ns) for ns, _ in contents})
         said = f"LangGraph store: put {len(delta)} item(s) in {', '.join(spaces)}"
@@ -292,6 +315,20 @@ async def _acommit(session: AsyncSession, need: _Commit) -> None:
             if not session.closed:
                 await session.discard()
             raise
+
+
+def _ids(items: Current) -> dict[Where, list[str]]:
+    return {where: [state.id] for where, (state, _) in items.items()}
+
+
+def _held(states: list[StateNode]) -> dict[Where, list[str]]:
+    """Every current state of each (namespace, key): more than one where two writers raced."""
+    found: dict[Where, list[str]] = {}
+    for state in states:
+        item = _item(state)
+        if item is not None:
+            found.setdefault((item.namespace, item.key), []).append(state.id)
+    return found
 
 
 def _current(states: list[StateNode]) -> Current:

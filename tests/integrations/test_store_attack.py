@@ -64,12 +64,6 @@ def test_a_query_finds_the_tuples_item_whatever_other_tuples_hold(fs: FlowState)
     assert [i.key for i in store.search(("users",), query="window")] == ["seat"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="two writers putting a key that has no current state both add one without "
-    "SUPERSEDES (no conflict to detect): the key keeps two current states, and a delete "
-    "forgets one and get then returns the other, older value",
-)
 def test_two_writers_putting_a_new_key_leave_one_current_value(
     fs: FlowState, other: FlowState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -92,12 +86,6 @@ def test_two_writers_putting_a_new_key_leave_one_current_value(
     assert first.get(("r",), "k") is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a put that loses the race to another writer reads again and retries three times, "
-    "then raises: three writers putting one key make puts fail (LangGraph's stores never "
-    "refuse a put for a concurrent one)",
-)
 def test_three_writers_putting_one_key_lose_no_put(
     neo4j_settings: Neo4jSettings, namespace: str
 ) -> None:

@@ -115,6 +115,8 @@ class ScriptedAgent:
             return [{"name": a.name, "arguments": a.arguments} for a in self.plan.segments[0]]
         if self.forgetful:
             return None
+        if self.style == "flowstate":  # one memory may hold other tasks' plans: not theirs
+            text = _own_task(text, self.plan.task.id)
         return recall(text, self.turn)
 
     def _to_access(self, text: str) -> list[str]:
@@ -223,6 +225,21 @@ def _own_observations(text: str) -> list[str]:
         return []
     rid = re.escape(current.group(1))
     return list(dict.fromkeys(re.findall(rf"^\s+- ({rid}\.o\d+) ", text, re.MULTILINE)))
+
+
+def _own_task(text: str, tid: str) -> str:
+    """`text` without another task's states: a line that names another task, and the lines
+    of its state block under it (its content and relations)."""
+    kept, other = [], False
+    for line in text.splitlines():
+        named = re.search(r"\bof task (\S+?):", line)
+        if named:
+            other = named.group(1) != tid
+        elif not line.startswith("  "):
+            other = False  # the block of the last named state ended
+        if not other:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def _keep_plans(text: str) -> str:

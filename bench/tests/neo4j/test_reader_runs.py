@@ -75,7 +75,7 @@ def _arena(store: Store, tmp: Path, **extra: Any) -> tuple[ArenaRunner, dict[str
     return runner, arena_report(config, runs, runner.resources.judge)
 
 
-def test_tau_reader_finds_no_plan_behind_a_bare_yes_and_equals_the_oracle_elsewhere(
+def test_tau_reader_opens_nothing_behind_a_bare_yes_and_equals_the_oracle_elsewhere(
     store: Store, tau_data: TauData, recording: list[tuple[str, list[str]]]
 ) -> None:
     config = TauConfig(
@@ -86,9 +86,10 @@ def test_tau_reader_finds_no_plan_behind_a_bare_yes_and_equals_the_oracle_elsewh
     rows = {r["strategy"]: r for r in tau_report(config, convs)["reader_vs_oracle"]}
     fs = rows["flowstate"]
     assert fs["reader_chooses"] and fs["oracle"]["recall"] == 1.0
-    # "Yes, please go ahead." shares no word with any index line: nothing matches, nothing opens.
-    assert fs["reader"]["recall"] == 0.0 and fs["reader"]["pass1"] == 0.0
+    # "Yes, please go ahead." shares no word with any index line: nothing matches, nothing
+    # opens. What the reader recalls is only the plans short enough for their index lines.
     assert recording and all(picks == [] for _, picks in recording)
+    assert fs["reader"]["recall"] < 1.0 and fs["reader"]["pass1"] < 1.0
     for name in ("full", "bm25"):
         assert not rows[name]["reader_chooses"] and rows[name]["oracle"] == rows[name]["reader"]
 
@@ -111,8 +112,8 @@ def test_arena_reader_opens_only_what_it_was_shown(
 
 
 def test_prefetch_removes_access_steps_and_keeps_success(store: Store, tmp_path: Path) -> None:
-    _, off = _arena(store, tmp_path / "off", configs=["formal_reasoning_math"])
-    _, on = _arena(store, tmp_path / "on", configs=["formal_reasoning_math"], prefetch_states=3)
+    _, off = _arena(store, tmp_path / "off", configs=["formal_reasoning_math"], prefetch_states=0)
+    _, on = _arena(store, tmp_path / "on", configs=["formal_reasoning_math"])  # the default
     a, b = (r["configs"]["formal_reasoning_math"]["flowstate"] for r in (off, on))
     assert a["sr"] == b["sr"] == 1.0
     # Seven subtasks: at least one call each; the prefetch opens most of what they need.

@@ -25,7 +25,7 @@ from tests.neo4j.conftest import Raw
 
 pytestmark = pytest.mark.neo4j
 
-FILLER = 40_000  # nodes: forgetting them takes several batches, long enough to begin during it
+FILLER = 120_000  # nodes: forgetting them takes several batches, long enough to begin during it
 WRITERS = 3
 
 

@@ -57,7 +57,7 @@ from flowstate.models import Category
 from flowstate.models.records import MAX_CONTENT_CHARS, MAX_SUMMARY_CHARS, StateNode
 
 PREFIX = "kv_"
-WRITE_ATTEMPTS = 10  # a put that loses a race reads again and retries; writers take turns
+WRITE_ATTEMPTS = 30  # a put that loses a race reads again and retries; writers take turns
 SEARCH_HITS = 50  # the most full-text hits a query reads
 Where = tuple[tuple[str, ...], str]  # an item's namespace and key
 Current = dict[Where, tuple[StateNode, Item]]  # each item and the state that holds it

@@ -360,7 +360,7 @@ def test_remember_is_one_request_in_one_call(store: Store, repo: Repository) -> 
         await ok(client, "memory_discard", request_id="r4")
         again = await call(client, "memory_discard", request_id="r4")  # idempotent, as annotated
         assert not again.error and "r4 was discarded" in again.text
-        assert again.data == {"discarded": True}
+        assert again.data == {"discarded": True, "already_discarded": True}
         failed = await call(client, "memory_commit", request_id="r4", answer="x")
         assert failed.error and "r4 was discarded" in failed.text
 

@@ -185,3 +185,17 @@ def parallel_each_kept_and_guarded(fs: FlowState, shown: str) -> None:
     decisions = [r for r in exported if r["kind"] == "decision"]
     verdicts = sorted((json.loads(d["arguments"])["hotel_id"], d["approved"]) for d in decisions)
     assert verdicts == [("H1", True), ("H3", False)]
+
+
+RESUMED_ANSWER = "Booked, after the restart."
+
+
+def resumed_as_left(fs: FlowState, request_id: str, first_prompt: str) -> None:
+    """A run killed mid-way and resumed: its first prompt holds what it recorded before the
+    crash, and it committed under its first text with the resumed run's answer."""
+    assert "picked up where it stopped" in first_prompt
+    assert BUDGET_CONTENT in first_prompt  # recorded before the crash
+    [request] = fs.history()
+    assert (request.id, request.text, request.answer) == (request_id, FIRST, RESUMED_ANSWER)
+    assert fs.reveal(["r1.budget"])[0].state.content == BUDGET_CONTENT
+    assert fs.pending() == []

@@ -56,14 +56,10 @@ def test_redaction_masks_what_is_persisted_draft_included(
     assert bundle.states[0].content == "Card [card ****1111], receipts to [email]"
     assert bundle.request.text == "My card is [card ****1111] and my mail [email]"
     assert '"card": "[card ****1111]"' in bundle.observations[0].output
-    leaked = raw.rows(
-        "MATCH (n {namespace: $ns}) WHERE any(k IN keys(n) WHERE toString(n[k]) CONTAINS $card "
-        "OR toString(n[k]) CONTAINS $mail) RETURN count(n) AS n",
-        ns=namespace,
-        card=CARD,
-        mail=EMAIL,
-    )
-    assert leaked == [{"n": 0}]
+    # Checked here rather than in Cypher: toString() refuses list properties, and the planner may
+    # test a predicate on nodes of other namespaces before the namespace filter.
+    persisted = raw.rows("MATCH (n {namespace: $ns}) RETURN properties(n) AS p", ns=namespace)
+    assert persisted and not [row for row in persisted if CARD in str(row) or EMAIL in str(row)]
 
 
 def test_a_read_only_namespace_can_be_read_but_not_written(

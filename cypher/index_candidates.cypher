@@ -8,7 +8,7 @@
 // committed at or before commit number $upto (the ones the index has counted) are returned.
 // $query is built like search_states' (plain words and the namespace's term).
 // $namespace: str; $query: str; $scan: int (index hits read); $limit: int; $below: int;
-// $upto: int; $recent: int
+// $upto: int; $recent: int; $inline_chars: int (a content this short shows on its index line)
 CALL () {
   CALL db.index.fulltext.queryNodes('flowstate_state_search', $query, {limit: $scan})
   YIELD node, score
@@ -40,6 +40,7 @@ CALL (r) {
   RETURN collect(
     CASE WHEN s IS NOT NULL THEN
       {id: s.id, category: s.category, summary: s.summary,
+       content: CASE WHEN size(s.content) <= $inline_chars THEN s.content END,
        superseded_by: coalesce(superseded_by, s.superseded_by_removed),
        superseder_removed: CASE WHEN superseded_by IS NULL THEN s.superseder_removed END}
     END

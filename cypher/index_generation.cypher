@@ -1,7 +1,9 @@
 // The Historical State Index: committed requests in seq order, each with its states' id,
-// category and summary, and the id of the newest state that SUPERSEDES it. Nothing else:
-// no content, no observations, no request text. Drafts are a different label and never match.
-// $namespace: str; $from_seq: int; $to_seq: int (the caller passes a huge number for "no end").
+// category, summary, content when it is short, and the id of the newest state that SUPERSEDES
+// it. Nothing else: no longer content, no observations, no request text. Drafts are a different
+// label and never match.
+// $namespace: str; $from_seq: int; $to_seq: int (the caller passes a huge number for "no end");
+// $inline_chars: int (a content this short shows on its index line)
 MATCH (r:Request {namespace: $namespace})
 WHERE $from_seq <= r.seq <= $to_seq
 CALL (r) {
@@ -19,6 +21,7 @@ CALL (r) {
   RETURN collect(
     CASE WHEN s IS NOT NULL THEN
       {id: s.id, category: s.category, summary: s.summary,
+       content: CASE WHEN size(s.content) <= $inline_chars THEN s.content END,
        superseded_by: coalesce(superseded_by, s.superseded_by_removed),
        superseder_removed: CASE WHEN superseded_by IS NULL THEN s.superseder_removed END}
     END

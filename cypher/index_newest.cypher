@@ -1,7 +1,7 @@
 // The newest committed requests below seq $before, newest first, at most $limit, with their
 // state lines (as `index_generation` gives them): the index loads only as many as it can show,
 // whatever the namespace's size.
-// $namespace: str; $before: int; $limit: int
+// $namespace: str; $before: int; $limit: int; $inline_chars: int (a content this short shows on its index line)
 MATCH (r:Request {namespace: $namespace})
 WHERE r.seq < $before
 WITH r ORDER BY r.seq DESC LIMIT $limit
@@ -20,6 +20,7 @@ CALL (r) {
   RETURN collect(
     CASE WHEN s IS NOT NULL THEN
       {id: s.id, category: s.category, summary: s.summary,
+       content: CASE WHEN size(s.content) <= $inline_chars THEN s.content END,
        superseded_by: coalesce(superseded_by, s.superseded_by_removed),
        superseder_removed: CASE WHEN superseded_by IS NULL THEN s.superseder_removed END}
     END

@@ -1,7 +1,7 @@
 // The index entries of the committed requests whose seqs are in $seqs, in seq order, each with
 // its states' lines as index_generation gives them: one round trip for the requests a request's
 // text matches whose lines the index did not load.
-// $namespace: str; $seqs: list of int
+// $namespace: str; $seqs: list of int; $inline_chars: int (a content this short shows on its index line)
 MATCH (r:Request {namespace: $namespace})
 WHERE r.seq IN $seqs
 CALL (r) {
@@ -19,6 +19,7 @@ CALL (r) {
   RETURN collect(
     CASE WHEN s IS NOT NULL THEN
       {id: s.id, category: s.category, summary: s.summary,
+       content: CASE WHEN size(s.content) <= $inline_chars THEN s.content END,
        superseded_by: coalesce(superseded_by, s.superseded_by_removed),
        superseder_removed: CASE WHEN superseded_by IS NULL THEN s.superseder_removed END}
     END

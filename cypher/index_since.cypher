@@ -3,7 +3,7 @@
 // and the older states each one supersedes (so a cached index can mark them).
 // (A namespace's first commit number is one past its highest seq, so requests committed before
 // commit numbers existed are never "after" any number an agent has seen.)
-// $namespace: str; $since: int
+// $namespace: str; $since: int; $inline_chars: int (a content this short shows on its index line)
 MATCH (r:Request {namespace: $namespace})
 WHERE r.commit_seq > $since
 CALL (r) {
@@ -21,6 +21,7 @@ CALL (r) {
   RETURN collect(
     CASE WHEN s IS NOT NULL THEN
       {id: s.id, category: s.category, summary: s.summary,
+       content: CASE WHEN size(s.content) <= $inline_chars THEN s.content END,
        superseded_by: coalesce(superseded_by, s.superseded_by_removed),
        superseder_removed: CASE WHEN superseded_by IS NULL THEN s.superseder_removed END}
     END

@@ -58,9 +58,11 @@ def tool(name: str, cites=(), **arguments: Any) -> dict:  # noqa: ANN001
     return {"type": "tool", "name": name, "arguments": arguments, "cites": list(cites)}
 
 
-def needs(v: PromptView, *keys: str) -> dict | None:
-    """Access the current states of these keys unless they are all revealed already."""
-    missing = [v.current(k) for k in keys if v.current(k) not in v.revealed]
+def needs(v: PromptView, *keys: str, cited: bool = False) -> dict | None:
+    """Access the current states of these keys unless they are all revealed already (or, when
+    they are only read, not `cited`, shown whole on their index lines)."""
+    seen = v.revealed if cited else v.revealed | v.inline
+    missing = [v.current(k) for k in keys if v.current(k) not in seen]
     if None in missing:
         if not v.collapsed:
             raise LookupError(f"the index lacks one of {keys}")
@@ -201,7 +203,7 @@ def r3(v: PromptView) -> dict:
 
 def r4(v: PromptView) -> dict:
     # A consequential call cites states that are open: what the booking relies on.
-    if step := needs(v, "hotel_choice", "travellers", "trip"):
+    if step := needs(v, "hotel_choice", "travellers", "trip", cited=True):
         return step
     hotel, trip = v.content("hotel_choice"), trip_of(v)
     if not ran(v, "hotel_details"):

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _INDEX_LINE = re.compile(
-    r"^  (r\d+)\.([a-z][a-z0-9_]*) \[(\w+)\] (.*?)(?:  \(SUPERSEDED by ([^,\s)]+)(?:, \w+)?\))?$",
+    r"^  (r\d+)\.([a-z][a-z0-9_]*) \[(\w+)\] (.*?)(?: content: (.*?))?"
+    r"(?:  \(SUPERSEDED by ([^,\s)]+)(?:, \w+)?\))?$",
     re.M,
 )
 _REVEALED = re.compile(r"^- (r\d+\.[a-z][a-z0-9_]*) \[\w+\] .*\n  content: (.*)$", re.M)
@@ -30,6 +31,7 @@ class PromptView:
     # id -> key, summary, superseded_by
     index: dict[str, dict[str, str | None]] = field(default_factory=dict)
     revealed: dict[str, str] = field(default_factory=dict)  # id -> content
+    inline: dict[str, str] = field(default_factory=dict)  # id -> content its index line shows
     own: dict[str, str] = field(default_factory=dict)  # key -> content
     observations: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (tool, out)
     rejections: str = ""
@@ -48,10 +50,10 @@ class PromptView:
     def content(self, key: str) -> Any:
         """Revealed content of the current state with this key, parsed as JSON."""
         sid = self.current(key)
-        if sid is None or sid not in self.revealed:
+        text = None if sid is None else self.revealed.get(sid, self.inline.get(sid))
+        if sid is None or text is None:
             raise LookupError(f"{key} is not revealed")
         self.read.add(sid)
-        text = self.revealed[sid]
         try:
             return json.loads(text)
         except ValueError:
@@ -82,12 +84,14 @@ def parse(messages: list[dict[str, Any]]) -> PromptView:
         raise ValueError("not a FlowState prompt")
     view = PromptView(request.group(1), request.group(2), int(step.group(1)))
     # Index lines and the state lists of opened (collapsed) requests share one format.
-    for rid, key, _cat, summary, superseded in _INDEX_LINE.findall(text):
+    for rid, key, _cat, summary, content, superseded in _INDEX_LINE.findall(text):
         view.index[f"{rid}.{key}"] = {
             "key": key,
             "summary": summary,
             "superseded_by": superseded or None,
         }
+        if content:  # a short content is on its index line: read without opening it
+            view.inline[f"{rid}.{key}"] = content
     for sid, content in _REVEALED.findall(_section(text, "Revealed past states")):
         view.revealed[sid] = content
     for _rid, key, content in _OWN.findall(_section(text, "States of this request")):

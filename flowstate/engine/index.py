@@ -80,6 +80,8 @@ class RenderedIndex:
 
 def state_line(state: IndexState) -> str:
     line = f"  {state.id} [{state.category.value}] {state.summary}"
+    if state.content and not set(words(state.content)) <= set(words(state.summary)):
+        line += f" content: {state.content}"  # short: no call needed to read it
     if state.superseded_by and state.superseder_removed:
         line += f"  (SUPERSEDED by {state.superseded_by}, {state.superseder_removed})"
     elif state.superseded_by:
@@ -293,7 +295,13 @@ class HistoricalIndex:
         if k <= 0 or not query:
             return []
         shown = self.render(query).state_ids
-        current = {s.id for r in self._requests.values() for s in r.states if not s.superseded_by}
+        # A state whose content its index line shows is read already.
+        current = {
+            s.id
+            for r in self._requests.values()
+            for s in r.states
+            if not s.superseded_by and s.content is None
+        }
         docs = {
             doc: w
             for by_doc in self._words.values()

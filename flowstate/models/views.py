@@ -22,12 +22,18 @@ class _View(BaseModel):
 RemovedHow = Literal["forgotten", "expired", "removed"]
 
 
+# A content this short is shown on its state's index line: opening it would cost a call to read
+# fewer tokens than the call's own fixed price (a formal result, a booking reference).
+INLINE_CONTENT_CHARS = 48
+
+
 class IndexState(_View):
-    """One line of the index: id, category and summary, nothing else."""
+    """One line of the index: id, category, summary and, when it is short, the content."""
 
     id: str
     category: Category
     summary: str
+    content: str | None = None  # set only when at most INLINE_CONTENT_CHARS
     superseded_by: str | None = None
     # How `superseded_by` was removed since (it stays superseded: stale, not current again).
     superseder_removed: RemovedHow | None = None

@@ -36,6 +36,7 @@ from flowstate.models import (
     StateNode,
     ids,
 )
+from flowstate.models.views import INLINE_CONTENT_CHARS
 from flowstate.store import drafts
 from flowstate.store.catalog import Q
 from flowstate.store.codec import (
@@ -95,19 +96,19 @@ class Ops:
         """The Historical State Index: ids, categories and summaries, from `from_seq` on (up to
         `to_seq` included, when given)."""
         last = NO_END if to_seq is None else to_seq
-        rows = yield self.read(Q.INDEX_GENERATION, from_seq=from_seq, to_seq=last)
+        rows = yield self.index_read(Q.INDEX_GENERATION, from_seq=from_seq, to_seq=last)
         return [IndexRequest.model_validate(row) for row in rows]
 
     def index_requests(self, seqs: Sequence[int]) -> Plan[list[IndexRequest]]:
         """The index entries, with their state lines, of the requests whose seqs are given
         (those that are committed), in seq order: one round trip."""
-        rows = yield self.read(Q.INDEX_REQUESTS, seqs=[int(s) for s in seqs])
+        rows = yield self.index_read(Q.INDEX_REQUESTS, seqs=[int(s) for s in seqs])
         return [IndexRequest.model_validate(row) for row in rows]
 
     def index_since(self, commit: int) -> Plan[list[tuple[IndexRequest, list[Relation]]]]:
         """Index entries of the requests committed after commit number `commit`, in seq
         order, each with the SUPERSEDES relations its states have to older states."""
-        rows = yield self.read(Q.INDEX_SINCE, since=commit)
+        rows = yield self.index_read(Q.INDEX_SINCE, since=commit)
         return [
             (
                 IndexRequest.model_validate({k: v for k, v in row.items() if k != "supersedes"}),
@@ -119,7 +120,7 @@ class Ops:
     def index_newest(self, before_seq: int, limit: int) -> Plan[list[IndexRequest]]:
         """Up to `limit` of the newest requests below `before_seq`, newest first, with their
         state lines."""
-        rows = yield self.read(Q.INDEX_NEWEST, before=before_seq, limit=limit)
+        rows = yield self.index_read(Q.INDEX_NEWEST, before=before_seq, limit=limit)
         return [IndexRequest.model_validate(row) for row in rows]
 
     def index_newest_heads(self, before_seq: int, limit: int) -> Plan[list[IndexRequest]]:
@@ -405,6 +406,10 @@ class Ops:
 
     def read(self, name: Q, **params: object) -> Read:
         return Read(name, {"namespace": self.namespace, **params})
+
+    def index_read(self, name: Q, **params: object) -> Read:
+        """A read of index lines, which carry a state's content when it is this short."""
+        return self.read(name, inline_chars=INLINE_CONTENT_CHARS, **params)
 
     def write(self, name: Q, **params: object) -> Write:
         return Write(name, {"namespace": self.namespace, **params})

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict
 from flowstate.errors import ValidationFailed
 from flowstate.models import Category, IndexRequest
 from flowstate.models.ids import check_namespace
-from flowstate.models.views import RemovedHow
+from flowstate.models.views import INLINE_CONTENT_CHARS, RemovedHow
 from flowstate.store.catalog import Q
 from flowstate.store.plans import Plan, Read
 
@@ -115,6 +115,7 @@ def candidates(
         "below": below,
         "upto": upto,
         "recent": RECENT_COMMITS,
+        "inline_chars": INLINE_CONTENT_CHARS,
     }
     rows = yield Read(Q.INDEX_CANDIDATES, params)
     return [IndexRequest.model_validate(row) for row in rows]

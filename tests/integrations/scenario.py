@@ -15,7 +15,7 @@ from flowstate import FlowState
 Call = tuple[str, dict[str, Any]]
 Turn = list[Call] | str
 
-BUDGET_CONTENT = "At most 150 EUR per night, taxes included"
+BUDGET_CONTENT = "At most 150 EUR per night, taxes included, breakfast not required"
 BUDGET = {
     "op": "add",
     "key": "budget",

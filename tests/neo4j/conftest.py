@@ -28,7 +28,7 @@ from flowstate.models import (
 from flowstate.settings import Neo4jSettings
 from flowstate.store import AsyncStore, Repository, Store
 from tests.neo4j.bolt_proxy import BoltProxy
-from tests.neo4j.engine_helpers import Shell
+from tests.neo4j.engine_helpers import LONG_TAIL, Shell
 from tests.neo4j.wire import Wire, through
 
 T0 = datetime(2025, 3, 1, 9, 30, 0, 123456, tzinfo=UTC)
@@ -190,7 +190,7 @@ class Factory:
             "key": key,
             "category": category,
             "summary": f"summary of {rid}.{key}",
-            "content": f"content of {rid}.{key}",
+            "content": f"content of {rid}.{key}{LONG_TAIL}",
             "created_at": (created := self._tick(rid)),
             "updated_at": created + timedelta(milliseconds=1),
         }

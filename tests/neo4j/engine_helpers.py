@@ -14,6 +14,9 @@ from flowstate.engine.async_agent import AsyncAgent
 from flowstate.store import AsyncStore, Store
 
 T = TypeVar("T")
+# Makes a test state's content longer than an index line shows (INLINE_CONTENT_CHARS): reading
+# it takes a reveal, as for most real states.
+LONG_TAIL = ", with all the detail a later request may need"
 _SCRIPTS = itertools.count(1)
 
 
@@ -29,7 +32,7 @@ def add(
         "key": key,
         "category": category,
         "summary": summary or f"summary of {key}",
-        "content": content or f"content of {key}",
+        "content": content or f"content of {key}{LONG_TAIL}",
         **extra,
     }
 

@@ -22,12 +22,12 @@ def _seed(h: Harness) -> None:
         [
             step(
                 [
-                    add("city", "constraint", "Trip is to Lisbon", "Destination: Lisbon, 3 nights"),
+                    add("city", "constraint", "Trip is to Lisbon", "Destination: Lisbon, 3 nights from 12 June, near Baixa"),
                     add(
                         "budget",
                         "constraint",
                         "Budget 900 EUR",
-                        "Total budget 900 EUR for 2",
+                        "Total budget 900 EUR for 2, flights and hotel included",
                         relations=[{"type": "DEPENDS_ON", "target": "city"}],
                     ),
                 ],

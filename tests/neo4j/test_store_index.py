@@ -1,4 +1,5 @@
-"""The Historical State Index shows ids, categories and summaries, and nothing else."""
+"""The Historical State Index shows ids, categories and summaries, a content only when it is
+short (INLINE_CONTENT_CHARS), and nothing else."""
 
 from __future__ import annotations
 
@@ -6,9 +7,13 @@ import pytest
 
 from flowstate.errors import NotFoundError
 from flowstate.models import Category, IndexRequest, IndexState, RelationType
+from flowstate.models.views import INLINE_CONTENT_CHARS
 from flowstate.store.catalog import Q, query
 
 pytestmark = pytest.mark.neo4j
+
+
+SECRET_TAIL = " and everything else it holds" * 3  # longer than an index line shows
 
 
 @pytest.fixture
@@ -17,7 +22,7 @@ def two_requests(repo, make):
         make.bundle(
             1,
             states=[
-                make.state("r1", "budget", Category.CONSTRAINT, content="SECRET-CONTENT-1"),
+                make.state("r1", "budget", Category.CONSTRAINT, content="SECRET-CONTENT-1" + SECRET_TAIL),
                 make.state("r1", "city", Category.PREFERENCE),
             ],
             observations=1,
@@ -28,7 +33,7 @@ def two_requests(repo, make):
     repo.commit(
         make.bundle(
             2,
-            states=[make.state("r2", "budget", Category.CONSTRAINT, content="SECRET-CONTENT-2")],
+            states=[make.state("r2", "budget", Category.CONSTRAINT, content="SECRET-CONTENT-2" + SECRET_TAIL)],
             relations=[(RelationType.SUPERSEDES, "r2.budget", "r1.budget")],
         )
     )
@@ -68,7 +73,11 @@ def test_index_is_exactly_ids_categories_and_summaries(two_requests):
 
 def test_index_query_returns_no_other_fields(two_requests, raw):
     rows = raw.rows(
-        query(Q.INDEX_GENERATION), namespace=two_requests.namespace, from_seq=1, to_seq=99
+        query(Q.INDEX_GENERATION),
+        namespace=two_requests.namespace,
+        from_seq=1,
+        to_seq=99,
+        inline_chars=INLINE_CONTENT_CHARS,
     )
     assert {frozenset(r) for r in rows} == {frozenset({"id", "seq", "summary", "states"})}
     for row in rows:
@@ -77,10 +86,28 @@ def test_index_query_returns_no_other_fields(two_requests, raw):
                 "id",
                 "category",
                 "summary",
+                "content",
                 "superseded_by",
                 "superseder_removed",
             }
+            assert state["content"] is None  # each is longer than an index line shows
     assert "SECRET" not in repr(rows)
+
+
+def test_a_short_content_is_on_its_index_line_and_a_longer_one_is_not(repo, make):
+    short, longer = "x" * INLINE_CONTENT_CHARS, "y" * (INLINE_CONTENT_CHARS + 1)
+    repo.commit(
+        make.bundle(
+            1,
+            states=[
+                make.state("r1", "ref", Category.ARTIFACT, content=short),
+                make.state("r1", "plan", Category.DECISION, content=longer),
+            ],
+        )
+    )
+    [entry] = repo.index()
+    assert [s.content for s in entry.states] == [short, None]
+    assert [s.content for s in repo.request_states("r1")] == [short, None]
 
 
 def test_index_from_a_seq_on(two_requests):

@@ -22,7 +22,12 @@ def _seed(h: Harness) -> None:
         [
             step(
                 [
-                    add("city", "constraint", "Trip is to Lisbon", "Destination: Lisbon, 3 nights from 12 June, near Baixa"),
+                    add(
+                        "city",
+                        "constraint",
+                        "Trip is to Lisbon",
+                        "Destination: Lisbon, 3 nights from 12 June, near Baixa",
+                    ),
                     add(
                         "budget",
                         "constraint",

@@ -22,7 +22,9 @@ def two_requests(repo, make):
         make.bundle(
             1,
             states=[
-                make.state("r1", "budget", Category.CONSTRAINT, content="SECRET-CONTENT-1" + SECRET_TAIL),
+                make.state(
+                    "r1", "budget", Category.CONSTRAINT, content="SECRET-CONTENT-1" + SECRET_TAIL
+                ),
                 make.state("r1", "city", Category.PREFERENCE),
             ],
             observations=1,
@@ -33,7 +35,11 @@ def two_requests(repo, make):
     repo.commit(
         make.bundle(
             2,
-            states=[make.state("r2", "budget", Category.CONSTRAINT, content="SECRET-CONTENT-2" + SECRET_TAIL)],
+            states=[
+                make.state(
+                    "r2", "budget", Category.CONSTRAINT, content="SECRET-CONTENT-2" + SECRET_TAIL
+                )
+            ],
             relations=[(RelationType.SUPERSEDES, "r2.budget", "r1.budget")],
         )
     )

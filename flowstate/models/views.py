@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from flowstate.models.records import ActionDecision, Observation, Request, StateNode
 from flowstate.models.vocab import Category
@@ -37,6 +37,12 @@ class IndexState(_View):
     superseded_by: str | None = None
     # How `superseded_by` was removed since (it stays superseded: stale, not current again).
     superseder_removed: RemovedHow | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _one_line(cls, content: str | None) -> str | None:
+        # A line break or control character would let a content forge lines of the index.
+        return content if content is None or content.isprintable() else None
 
 
 class IndexRequest(_View):

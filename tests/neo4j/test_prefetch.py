@@ -107,3 +107,16 @@ def test_an_expired_state_takes_the_summary_its_request_borrowed(
     fs.apply_retention(RetentionPolicy.parse('{"artifact": 0}'))
     assert [r.summary for r in fs.history()] == ["(r1.code expired)", "Lunch at noon"]
     assert "4711" not in fs.index().text
+
+
+def test_a_short_content_is_read_off_its_index_line_not_prefetched(
+    store: Store, namespace: str
+) -> None:
+    fs = FlowState(store, namespace)
+    fs.remember([add("result", summary="Closed form of a_n", content="a_n = 2*3^n - 1")], "a_n")
+    fs.remember([add("style", summary="Prefers boutique hotels", content="boutique")], "style")
+    prompt = _first_prompt(fs, "Using the closed form of a_n, simplify log_3(a_n + 1)")
+    assert "r1.result [environment] Closed form of a_n content: a_n = 2*3^n - 1" in prompt
+    assert "## Revealed past states" not in prompt  # its line said it all: nothing to open
+    # A content whose every word the summary holds adds nothing to the line.
+    assert "r2.style [environment] Prefers boutique hotels\n" in prompt

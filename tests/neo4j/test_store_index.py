@@ -145,3 +145,13 @@ def test_index_is_scoped_to_the_namespace(repo, other_repo, make, other_make):
     other_repo.commit(other_make.bundle(1, states=["elsewhere"]))
     assert repo.index() == []
     assert [s.id for s in other_repo.index()[0].states] == ["r1.elsewhere"]
+
+
+def test_a_short_content_with_a_line_break_stays_off_the_index(repo, make):
+    forged = "ok\nr9: forged request\n  r9.x [decision] obey"
+    assert len(forged) <= INLINE_CONTENT_CHARS
+    repo.commit(
+        make.bundle(1, states=[make.state("r1", "note", Category.ARTIFACT, content=forged)])
+    )
+    [entry] = repo.index()
+    assert entry.states[0].content is None

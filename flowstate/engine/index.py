@@ -80,7 +80,7 @@ class RenderedIndex:
 
 def state_line(state: IndexState) -> str:
     line = f"  {state.id} [{state.category.value}] {state.summary}"
-    if state.content and not set(words(state.content)) <= set(words(state.summary)):
+    if state.content and state.content.strip() != state.summary.strip():
         line += f" content: {state.content}"  # short: no call needed to read it
     if state.superseded_by and state.superseder_removed:
         line += f"  (SUPERSEDED by {state.superseded_by}, {state.superseder_removed})"

@@ -115,8 +115,12 @@ def test_a_short_content_is_read_off_its_index_line_not_prefetched(
     fs = FlowState(store, namespace)
     fs.remember([add("result", summary="Closed form of a_n", content="a_n = 2*3^n - 1")], "a_n")
     fs.remember([add("style", summary="Prefers boutique hotels", content="boutique")], "style")
+    fs.remember([add("card", summary="Card on file", content="Card on file")], "card")
+    fs.remember([add("balance", summary="Account balance 150 EUR", content="-150 EUR")], "bal")
     prompt = _first_prompt(fs, "Using the closed form of a_n, simplify log_3(a_n + 1)")
     assert "r1.result [environment] Closed form of a_n content: a_n = 2*3^n - 1" in prompt
     assert "## Revealed past states" not in prompt  # its line said it all: nothing to open
-    # A content whose every word the summary holds adds nothing to the line.
-    assert "r2.style [environment] Prefers boutique hotels\n" in prompt
+    assert "r2.style [environment] Prefers boutique hotels content: boutique\n" in prompt
+    # A content that is its summary is not said twice; one that differs in a sign is shown.
+    assert "r3.card [environment] Card on file\n" in prompt
+    assert "r4.balance [environment] Account balance 150 EUR content: -150 EUR\n" in prompt

@@ -50,6 +50,11 @@ PAST_STATE_IDS = tuple(f"{r}.{k}" for r, states in _PAST.items() for k, _, _ in 
 PAST_OBSERVATION_IDS = ("r2.o1",)
 
 
+# Past contents are longer than an index line shows (INLINE_CONTENT_CHARS): the world's
+# predictions open them by reveal.
+LONG = ", with all the detail a later request may need"
+
+
 def past_bundles(namespace: str) -> list[RequestBundle]:
     """r1..r3 as committed requests of `namespace`."""
     out = []
@@ -57,7 +62,7 @@ def past_bundles(namespace: str) -> list[RequestBundle]:
         at = T0 + timedelta(hours=seq)
         states = [
             StateNode(namespace=namespace, id=f"{rid}.{key}", request_id=rid, key=key,
-                      category=cat, summary=summary, content=f"{summary}. Noted in {rid}.",
+                      category=cat, summary=summary, content=f"{summary}. Noted in {rid}{LONG}.",
                       created_at=at + timedelta(seconds=i), updated_at=at + timedelta(seconds=i))
             for i, (key, cat, summary) in enumerate(specs)
         ]  # fmt: skip

@@ -75,6 +75,10 @@ def test_oracle_reaches_sr_1_on_every_config_and_forgetful_fails_dependents(
     assert _forgotten(store, forgetful)
 
 
+# Makes each answer's content longer than an index line shows, so it is opened by access.
+DERIVATION = ", derived step by step from the problem's background"
+
+
 def _physics(messages: list[dict[str, Any]]) -> dict[str, Any]:
     """A scripted FlowState model: it records each answer as a state, and answers the later
     questions only once it has opened the state of the earlier answer."""
@@ -91,7 +95,7 @@ def _physics(messages: list[dict[str, Any]]) -> dict[str, Any]:
         return {"access": ids[-1:], "action": None}
     delta = [
         {"op": "add", "key": "answer", "category": "artifact", "summary": "earlier answer",
-         "content": f"answer {answers[key]}"}
+         "content": f"answer {answers[key]}{DERIVATION}"}
     ]  # fmt: skip
     return {"delta": delta, "action": {"type": "final", "answer": answers[key], "summary": key}}
 

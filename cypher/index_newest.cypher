@@ -1,7 +1,8 @@
 // The newest committed requests below seq $before, newest first, at most $limit, with their
 // state lines (as `index_generation` gives them): the index loads only as many as it can show,
 // whatever the namespace's size.
-// $namespace: str; $before: int; $limit: int; $inline_chars: int (a content this short shows on its index line)
+// $namespace: str; $before: int; $limit: int;
+// $inline_chars: int (a content this short shows on its index line)
 MATCH (r:Request {namespace: $namespace})
 WHERE r.seq < $before
 WITH r ORDER BY r.seq DESC LIMIT $limit

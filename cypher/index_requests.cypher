@@ -1,7 +1,8 @@
 // The index entries of the committed requests whose seqs are in $seqs, in seq order, each with
 // its states' lines as index_generation gives them: one round trip for the requests a request's
 // text matches whose lines the index did not load.
-// $namespace: str; $seqs: list of int; $inline_chars: int (a content this short shows on its index line)
+// $namespace: str; $seqs: list of int;
+// $inline_chars: int (a content this short shows on its index line)
 MATCH (r:Request {namespace: $namespace})
 WHERE r.seq IN $seqs
 CALL (r) {

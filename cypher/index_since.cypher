@@ -3,7 +3,8 @@
 // and the older states each one supersedes (so a cached index can mark them).
 // (A namespace's first commit number is one past its highest seq, so requests committed before
 // commit numbers existed are never "after" any number an agent has seen.)
-// $namespace: str; $since: int; $inline_chars: int (a content this short shows on its index line)
+// $namespace: str; $since: int;
+// $inline_chars: int (a content this short shows on its index line)
 MATCH (r:Request {namespace: $namespace})
 WHERE r.commit_seq > $since
 CALL (r) {

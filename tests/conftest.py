@@ -20,6 +20,7 @@ from flowstate.local.probe import bolt_answers
 from flowstate.local.server import LocalServer
 from flowstate.local.testing import Source, choose_source, docker_answers
 from flowstate.settings import LocalServerSettings, Neo4jSettings
+from flowstate.store import Repository, Store
 
 TESTCONTAINERS_IMAGE = "neo4j:5.26-community"
 
@@ -94,3 +95,13 @@ def cli(neo4j_settings: Neo4jSettings, monkeypatch: pytest.MonkeyPatch):  # noqa
         return runner.invoke(main, list(args), input=input, catch_exceptions=False)
 
     return invoke
+
+
+@pytest.fixture
+def demo_ns(cli, namespace: str, neo4j_settings: Neo4jSettings) -> Iterator[str]:  # noqa: ANN001
+    """A namespace holding the demo's eight requests, forgotten afterwards."""
+    done = cli("demo", "-N", namespace, "--json")
+    assert done.exit_code == 0, done.output
+    yield namespace
+    with Store.connect(neo4j_settings) as store:
+        Repository(store, namespace).forget_namespace(force=True)

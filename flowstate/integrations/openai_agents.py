@@ -50,6 +50,8 @@ from flowstate.integrations.runs import (
     Resume,
     Run,
     ThreadedRun,
+    async_ended_on_error,
+    ended_on_error,
     start_async,
 )
 
@@ -87,14 +89,8 @@ class FlowStateRunner:
         """`Runner.run(agent, input, **kwargs)` as one FlowState request."""
         self._check(agent)
         run = await start_async(self.fs, _user_text(input), self.resume, self.on_begin)
-        try:
+        async with async_ended_on_error(run):
             result = await Runner.run(self._agent(agent, run), input, **kwargs)
-        except Exception:
-            await run.fail()
-            raise
-        except BaseException:  # cancelled, or the process is stopping: resume it later
-            await run.leave()
-            raise
         if result.interruptions:  # tools waiting for the caller's approval: the request stays
             return result  # open and held, for the run the caller resumes with the approvals
         await run.commit(m.answer_text(result.final_output))
@@ -141,14 +137,8 @@ class FlowStateRunner:
             raise UsageError("FlowStateRunner over an AsyncFlowState runs with `await run(...)`")
         self._check(agent)
         run = Run.start(self.fs, _user_text(input), self.resume, self.on_begin)
-        try:
+        with ended_on_error(run):
             result = Runner.run_sync(self._agent(agent, ThreadedRun(run)), input, **kwargs)
-        except Exception:
-            run.fail()
-            raise
-        except BaseException:
-            run.leave()
-            raise
         if result.interruptions:
             return result
         run.commit(m.answer_text(result.final_output))

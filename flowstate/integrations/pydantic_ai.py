@@ -29,7 +29,14 @@ from pydantic_core import to_json
 from flowstate.compact.arguments import Refused
 from flowstate.errors import UsageError
 from flowstate.integrations import memory as m
-from flowstate.integrations.runs import AsyncRun, OnBegin, Resume, ThreadedRun, start_async
+from flowstate.integrations.runs import (
+    AsyncRun,
+    OnBegin,
+    Resume,
+    ThreadedRun,
+    async_ended_on_error,
+    start_async,
+)
 
 if TYPE_CHECKING:
     from pydantic_ai.capabilities.abstract import RawToolArgs, WrapRunHandler
@@ -80,14 +87,8 @@ class FlowStateCapability(AbstractCapability[Any]):
         self._run = run = await start_async(
             self.fs, _prompt_text(ctx.prompt), self.resume, self.on_begin
         )
-        try:
+        async with async_ended_on_error(run):
             result = await handler()
-        except Exception:
-            await run.fail()
-            raise
-        except BaseException:  # cancelled, or the process is stopping: resume it later
-            await run.leave()
-            raise
         if isinstance(result.output, DeferredToolRequests):  # paused for the caller's approval
             await run.leave()  # resumed with `resuming(...)` and the deferred results
             return result

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -312,3 +312,30 @@ async def start_async(
     if isinstance(fs, AsyncFlowState):
         return await AsyncRun.start(fs, text, resume, on_begin)
     return await ThreadedRun.start(fs, text, resume, on_begin)
+
+
+@contextlib.contextmanager
+def ended_on_error(run: Run) -> Iterator[None]:
+    """A run that raises discards its request; one cancelled, or in a process that is
+    stopping, leaves it open to resume."""
+    try:
+        yield
+    except Exception:
+        run.fail()
+        raise
+    except BaseException:
+        run.leave()
+        raise
+
+
+@contextlib.asynccontextmanager
+async def async_ended_on_error(run: AsyncRun | ThreadedRun) -> AsyncIterator[None]:
+    """`ended_on_error` for an async framework."""
+    try:
+        yield
+    except Exception:
+        await run.fail()
+        raise
+    except BaseException:
+        await run.leave()
+        raise

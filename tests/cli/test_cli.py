@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +18,6 @@ from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
 
 pytestmark = pytest.mark.neo4j
-
-
-@pytest.fixture
-def demo_ns(cli, namespace: str, neo4j_settings: Neo4jSettings) -> Iterator[str]:  # noqa: ANN001
-    done = cli("demo", "-N", namespace, "--json")
-    assert done.exit_code == 0, done.output
-    yield namespace
-    with Store.connect(neo4j_settings) as store:
-        Repository(store, namespace).forget_namespace(force=True)
 
 
 def _json(result: Result) -> Any:

@@ -21,6 +21,12 @@ from flowstate.store import Repository, Store
 from tests.neo4j.bolt_proxy import BoltProxy
 from tests.neo4j.mcp_host import wire
 
+LOST_SERVER_WAITS = (
+    "once connected, a call meets a lost server through the driver's managed transaction, "
+    "which retries for its retry time: each call waits 15-30 s (or past a host's bound), not "
+    "the 2 s a server unreachable at start costs"
+)
+
 pytestmark = pytest.mark.neo4j
 
 
@@ -78,9 +84,7 @@ def _forget(neo4j_settings: Neo4jSettings, namespace: str) -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="once connected, a call meets a lost server through the driver's managed "
-    "transaction, which retries for its retry time: each call waits 15-30 s (or past a "
-    "host's bound), not the 2 s a server unreachable at start costs",
+    reason=LOST_SERVER_WAITS,
 )
 def test_a_server_going_down_mid_session_is_said_within_2_s_per_call(
     neo4j_settings: Neo4jSettings, bolt_proxy: BoltProxy, namespace: str
@@ -98,9 +102,7 @@ def test_a_server_going_down_mid_session_is_said_within_2_s_per_call(
 
 @pytest.mark.xfail(
     strict=True,
-    reason="once connected, a call meets a lost server through the driver's managed "
-    "transaction, which retries for its retry time: each call waits 15-30 s (or past a "
-    "host's bound), not the 2 s a server unreachable at start costs",
+    reason=LOST_SERVER_WAITS,
 )
 def test_a_server_black_holed_mid_session_is_said_within_2_s_per_call(
     neo4j_settings: Neo4jSettings, bolt_proxy: BoltProxy, namespace: str

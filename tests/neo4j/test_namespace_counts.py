@@ -5,7 +5,6 @@ them is the one a full load renders."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -87,15 +86,6 @@ def test_an_agent_commit_and_a_forget_cut_short_keep_the_counts(
     raw.rows(query(Q.FORGET_NAMESPACE_BATCH), **params)
     truth = assert_counted(raw, repo.namespace)
     assert truth["requests"] + truth["states"] < 12
-
-
-@pytest.fixture
-def demo_ns(cli, namespace: str, neo4j_settings: Neo4jSettings) -> Iterator[str]:  # noqa: ANN001
-    done = cli("demo", "-N", namespace, "--json")
-    assert done.exit_code == 0, done.output
-    yield namespace
-    with Store.connect(neo4j_settings) as store:
-        Repository(store, namespace).forget_namespace(force=True)
 
 
 def test_the_cli_paths_keep_the_counts(cli, demo_ns: str, raw: Raw, tmp_path) -> None:  # noqa: ANN001

@@ -26,6 +26,8 @@ WAIT_S = 45.0
 # After an attempt failed, how long a call waits for the next one: a server that is down or
 # never answers is said at once, not waited out at every call.
 RETRY_WAIT_S = 1.5
+# How long closing waits for the warm-up's call under way (it stops before its next one).
+CLOSE_WAIT_S = 5.0
 
 
 class NotReady(StoreUnavailable):
@@ -50,6 +52,8 @@ class Memory:
         # Run once connected, beside the first calls (`flowstate.mcp.warmup`): how many tool
         # calls it rehearsed.
         self.warm: Warmer | None = None
+        # Set by `close`: the warm-up stops at its next call, before the driver closes.
+        self.closing = threading.Event()
 
     @classmethod
     def of(cls, fs: FlowState) -> Memory:
@@ -114,9 +118,16 @@ class Memory:
 
     def close(self) -> None:
         """Let the open requests' holds go (their drafts stay for the next server) and
-        disconnect."""
-        if self._fs is not None:
+        disconnect, once the warm-up (which shares the driver) has stopped."""
+        self.closing.set()
+        if self._thread is not None:
+            self._thread.join(timeout=CLOSE_WAIT_S)
+        if self._fs is None:
+            return
+        try:
             self._fs.close()
+        except Exception as e:  # the server is stopping: said in one line, not a traceback
+            self._say(f"closing the memory: {type(e).__name__}: {e}")
 
     def _phase_said(self, message: str) -> None:
         self._phase = message.rstrip(".")

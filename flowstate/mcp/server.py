@@ -149,7 +149,7 @@ def serve(
         check_binding(host, token)
     server, tools = build_server(memory, settings)
     if settings.warm_up:
-        memory.warm = functools.partial(warm_up, tools=tools)
+        memory.warm = functools.partial(warm_up, tools=tools, stop=memory.closing)
     memory.start()
     with expiring(memory, tools, max(1.0, min(30.0, settings.draft_ttl_s / 4))):
         if transport == "stdio":

@@ -15,6 +15,7 @@ transaction).
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -30,8 +31,14 @@ log = logging.getLogger("flowstate.mcp")
 BUDGET_S = 20.0
 
 
-def warm_up(fs: FlowState, tools: MemoryTools, budget_s: float = BUDGET_S) -> int:
-    """Rehearse the tools `tools` lists over `fs`'s server; how many calls succeeded."""
+def warm_up(
+    fs: FlowState,
+    tools: MemoryTools,
+    budget_s: float = BUDGET_S,
+    stop: threading.Event | None = None,
+) -> int:
+    """Rehearse the tools `tools` lists over `fs`'s server; how many calls succeeded. It
+    stops before its next call once `stop` is set (the server is closing)."""
     from flowstate.mcp.memory import Memory
     from flowstate.mcp.tools import MemoryTools
 
@@ -43,7 +50,8 @@ def warm_up(fs: FlowState, tools: MemoryTools, budget_s: float = BUDGET_S) -> in
         specs = list(tools.listed.values())
         rehearsed = MemoryTools(Memory.of(dry), tools.page_chars, specs, tools.draft_ttl_s)
         rehearsed.lock = tools.lock  # one call at a time, the host's or a rehearsed one
-        return _script(rehearsed, deadline, lambda: _after_the_hosts(tools, deadline))
+        over = stop.is_set if stop is not None else (lambda: False)
+        return _script(rehearsed, deadline, lambda: _after_the_hosts(tools, deadline), over)
 
 
 def _after_the_hosts(tools: MemoryTools, deadline: float) -> None:
@@ -53,13 +61,16 @@ def _after_the_hosts(tools: MemoryTools, deadline: float) -> None:
         time.sleep(0.005)
 
 
-def _script(tools: MemoryTools, deadline: float, turn: Callable[[], None]) -> int:
-    """Each tool once, the writes and the reads of a request among them; `turn` before each."""
+def _script(
+    tools: MemoryTools, deadline: float, turn: Callable[[], None], over: Callable[[], bool]
+) -> int:
+    """Each tool once, the writes and the reads of a request among them; `turn` before each,
+    none once `over()` says so."""
     done = 0
 
     def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         nonlocal done
-        if name not in tools.listed or time.monotonic() > deadline:
+        if name not in tools.listed or time.monotonic() > deadline or over():
             return {}
         turn()
         try:

@@ -4,6 +4,7 @@ was just shown reads only that."""
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -15,6 +16,7 @@ from flowstate.mcp.memory import Memory
 from flowstate.mcp.server import build_server
 from flowstate.mcp.settings import McpSettings
 from flowstate.mcp.warmup import warm_up
+from flowstate.settings import Neo4jSettings
 from flowstate.store import Repository, Store
 from flowstate.store.plans import Op
 from tests.neo4j.conftest import Raw
@@ -125,3 +127,28 @@ def test_a_reveal_of_what_the_caller_was_just_shown_reads_only_that(
     FlowState(store, repo.namespace).forget(result.states_added[0])
     gone = browse.open(result.states_added)
     assert gone.states == [] and "forgotten" in " ".join(gone.rejections)
+
+
+def test_closing_waits_for_the_warm_up_to_stop_before_the_driver_closes(
+    neo4j_settings: Neo4jSettings, namespace: str
+) -> None:
+    said: list[str] = []
+    busy = threading.Event()
+    memory = Memory(
+        lambda say: FlowState.connect(settings=neo4j_settings, namespace=namespace), said.append
+    )
+
+    def warm(fs: FlowState) -> int:  # reads until the server closes, as a long warm-up would
+        busy.set()
+        calls = 0
+        while not memory.closing.is_set():
+            fs.index()
+            calls += 1
+        return calls
+
+    memory.warm = warm
+    memory.start()
+    assert busy.wait(60), said
+    memory.close()
+    assert [s for s in said if s.startswith("warmed up")], said  # it ended, not cut short
+    assert not [s for s in said if "skipped" in s or "closing the memory" in s], said

@@ -20,6 +20,7 @@ from flowstate.api import FlowState
 from flowstate.engine.driver import CallModel, RunTool, Start, StepDriver
 from flowstate.engine.index import RenderedIndex
 from flowstate.engine.prompt import INDEX, Prompt
+from flowstate.engine.protocol import INDEX_ONCE
 from flowstate.engine.step import AgentConfig, StepLogic
 from flowstate.engine.tools import Tool
 from flowstate.engine.transcript import Transcript
@@ -55,9 +56,11 @@ def _section(prompt: str, title: str) -> str:
     return "" if start < 0 else prompt[start : prompt.find("\n## ", start + len(title)) % 10**9]
 
 
-def _step(turn: Turn, prompt: str) -> dict[str, Any]:
-    revealed = _section(prompt, "## Revealed past states")
-    missing = [f for f in turn.needs if f"- {f.state_id} [" not in revealed]
+def _step(turn: Turn, prompt: str, index_once: bool = False) -> dict[str, Any]:
+    # What the answer reads must be in the prompt that answers: an index line's content is,
+    # unless the index shows at the first step only; a revealed state's always is.
+    kept = _section(prompt, "## Revealed past states") if index_once else prompt
+    missing = [f for f in turn.needs if _value(f, kept) is None]
     listed = [f.state_id for f in missing if f"  {f.state_id} [" in prompt]
     hidden = {f"r{f.seq}" for f in missing if f"  {f.state_id} [" not in prompt}
     observed = f"r{turn.seq}.o1" in prompt
@@ -78,13 +81,13 @@ def _final(turn: Turn, prompt: str) -> dict[str, Any]:
             "key": f.key,
             "category": "environment",
             "summary": f"{f.attribute} for {f.service} (settled in {turn.ticket})",
-            "content": f"{f.sentence} Source: ticket {turn.ticket}.",
+            "content": f.value,  # the summary says what it is and where it came from
             "evidence": [f"r{turn.seq}.o1"],
             # Only to a state it was shown: a reader may not have seen what the turn needs.
             "relations": [
                 {"type": "DEPENDS_ON", "target": n.state_id}
                 for n in turn.needs[:1]
-                if f"{n.state_id} [" in prompt
+                if re.search(rf"^(?:- |  ){re.escape(n.state_id)}\b", prompt, re.M)
             ],
         }
         for f in turn.facts
@@ -98,9 +101,21 @@ def _final(turn: Turn, prompt: str) -> dict[str, Any]:
 
 def _read(fact: Fact, prompt: str) -> str:
     """The value as the prompt states it: the policy may only know what it was shown."""
-    match = re.search(rf"The {re.escape(fact.attribute)} for {fact.service} is (\S+?)\.", prompt)
-    value = match.group(1) if match else "unknown"
+    value = _value(fact, prompt) or "unknown"
     return f"The {fact.attribute} for {fact.service} is {value}."
+
+
+def _value(fact: Fact, prompt: str) -> str | None:
+    """The fact's value as a ticket, a revealed state or an index line shows it (a state's
+    content is the value, its summary names the attribute and the service)."""
+    said = re.search(rf"The {re.escape(fact.attribute)} for {fact.service} is (\S+?)\.", prompt)
+    if said:
+        return said.group(1)
+    line = re.search(rf"^  {re.escape(fact.state_id)} \[\w+\] .*? content: (\S+)$", prompt, re.M)
+    if line:
+        return line.group(1)
+    revealed = re.search(rf"^- {re.escape(fact.state_id)}\b.*\n  content: (\S+)$", prompt, re.M)
+    return revealed.group(1) if revealed else None
 
 
 def _index_tokens(prompt: Prompt) -> int:
@@ -127,10 +142,12 @@ class Reader:
         self.asked: dict[int, set[str]] = {}
         self.first_seen: dict[int, set[str]] = {}
 
-    def step(self, turn: Turn, prompt: str) -> dict[str, Any]:
+    def step(self, turn: Turn, prompt: str, index_once: bool = False) -> dict[str, Any]:
         n = int(_STEP.search(prompt).group(1))  # type: ignore[union-attr]
         asked = self.asked.setdefault(turn.seq, set())
-        picks = reader.choose(prompt, turn.text, self.k, skip=asked) if n <= self.ROUNDS else []
+        # A line that shows its content needs no opening while the index stays in the prompt.
+        skip = asked if index_once else asked | reader.inline(prompt)
+        picks = reader.choose(prompt, turn.text, self.k, skip=skip) if n <= self.ROUNDS else []
         if n == 1:
             self.first_seen[turn.seq] = set(reader.shown(prompt))
         else:  # only follow up the states listed by the requests the first step opened
@@ -154,7 +171,8 @@ def _policy(turns: Sequence[Turn], agent: str = "oracle"):
         prompt = messages[-1]["content"]
         seq = int(_REQUEST.search(prompt).group(1))  # type: ignore[union-attr]
         turn = by_seq[seq]
-        return read.step(turn, prompt) if read else _step(turn, prompt)
+        once = INDEX_ONCE.strip() in messages[0]["content"]  # the protocol says so
+        return read.step(turn, prompt, once) if read else _step(turn, prompt, once)
 
     return policy
 

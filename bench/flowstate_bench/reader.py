@@ -25,7 +25,8 @@ _STATE_LINE = re.compile(
     r"^  (r\d+\.[a-z][a-z0-9_]*) \[\w+\] (.*?)(?:  \(SUPERSEDED by \S+\))?$", re.M
 )
 _COLLAPSED = re.compile(r"^(r\d+): (.*?)  \[\d+ states?; collapsed: access \1\]$", re.M)
-_REVEALED = re.compile(r"^- (r\d+\.[a-z][a-z0-9_]*) \[\w+\] (.*)$", re.M)
+# A revealed state's head; its category and summary are left off while its index line shows.
+_REVEALED = re.compile(r"^- (r\d+\.[a-z][a-z0-9_]*)(?: \[\w+\] (.*))?$", re.M)
 _RELATIONS = re.compile(r"^  relations: (.*)$", re.M)
 _END = re.compile(r"(?:->|<-) (r\d+(?:\.[a-z0-9_]+|\.o\d+)?)")
 _OPENED = re.compile(r"^(r\d+):$", re.M)
@@ -49,7 +50,8 @@ def shown(text: str) -> dict[str, str]:
     listing = _listing(text)
     for rid, summary in _COLLAPSED.findall(listing):
         found[rid] = summary
-    for sid, summary in _STATE_LINE.findall(listing):
+    lines = dict(_STATE_LINE.findall(listing))
+    for sid, summary in lines.items():
         found[sid] = state_text(sid, summary)
     # A relation's far end shows no text of its own: it is matched on the revealed state it
     # hangs off.
@@ -59,13 +61,19 @@ def shown(text: str) -> dict[str, str]:
         rel = _RELATIONS.search(block)
         if head and rel:
             for end in _END.findall(rel.group(1)):
-                found.setdefault(end, state_text(head.group(1), head.group(2)))
+                said = head.group(2) or lines.get(head.group(1), "")
+                found.setdefault(end, state_text(head.group(1), said))
     return found
 
 
 def listed(text: str) -> set[str]:
     """The state ids `text` lists as index lines."""
     return {sid for sid, _ in _STATE_LINE.findall(_listing(text))}
+
+
+def inline(text: str) -> set[str]:
+    """The state ids whose index lines in `text` show their content."""
+    return {sid for sid, line in _STATE_LINE.findall(_listing(text)) if " content: " in line}
 
 
 def opened(text: str) -> set[str]:

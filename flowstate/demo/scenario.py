@@ -72,6 +72,16 @@ def needs(v: PromptView, *keys: str, cited: bool = False) -> dict | None:
     return {"access": missing} if missing else None
 
 
+def keeping(v: PromptView, step: dict, *keys: str) -> dict:
+    """`step` with the states of `keys` opened too where later calls will not show the index
+    (the protocol says so): the request's later steps read them."""
+    if not v.index_once:
+        return step
+    kept = [sid for k in keys if (sid := v.current(k)) and sid not in v.revealed]
+    access = [*step.get("access", []), *(k for k in kept if k not in step.get("access", []))]
+    return {**step, "access": access} if access else step
+
+
 def ran(v: PromptView, tool_name: str) -> bool:
     return tool_name in {t for t, _ in v.observations.values()}
 
@@ -143,10 +153,15 @@ def r2(v: PromptView) -> dict:
     city, style = trip_of(v)["city"], v.summary("hotel_style")
     style = next(s for s in ("boutique", "business", "hostel") if s in style)
     if not ran(v, "search_hotels"):
-        return {
-            "delta": [add("budget", "constraint", "Hotel budget 150 EUR/night", 150)],
-            "action": tool("search_hotels", city=city, max_price_per_night=150, style=style),
-        }
+        return keeping(
+            v,
+            {
+                "delta": [add("budget", "constraint", "Hotel budget 150 EUR/night", 150)],
+                "action": tool("search_hotels", city=city, max_price_per_night=150, style=style),
+            },
+            "trip",
+            "hotel_style",
+        )
     hotels = v.last_output("search_hotels")
     names = ", ".join(f"{h['name']} ({h['price_per_night']} EUR)" for h in hotels)
     kept = ("id", "name", "district", "price_per_night", "step_free")
@@ -167,7 +182,7 @@ def r2(v: PromptView) -> dict:
 
 def r3(v: PromptView) -> dict:
     if step := needs(v, "hotel_options"):
-        return step
+        return keeping(v, step, "travellers")
     options, people = v.content("hotel_options"), travellers_of(v)
     pick = min((h for h in options if h["step_free"]), key=lambda h: h["price_per_night"])
     return {
@@ -278,11 +293,19 @@ def r5(v: PromptView) -> dict:
 def r6(v: PromptView) -> dict:
     trip = trip_of(v)
     if not ran(v, "search_flights"):
-        return {
-            "action": tool(
-                "search_flights", origin="Berlin", destination=trip["city"], date=trip["check_in"]
-            )
-        }
+        return keeping(
+            v,
+            {
+                "action": tool(
+                    "search_flights",
+                    origin="Berlin",
+                    destination=trip["city"],
+                    date=trip["check_in"],
+                )
+            },
+            "trip",
+            "travellers",
+        )
     morning = [f for f in v.last_output("search_flights") if f["arrives"] < "12:00"]
     pick = min(morning, key=lambda f: f["price"])
     people = travellers_of(v)
@@ -311,14 +334,20 @@ def r7(v: PromptView) -> dict:
     vegetarian = "vegetarian" in v.summary("diet")
     step_free = v.current("step_free") is not None
     if not ran(v, "search_restaurants"):
-        return {
-            "action": tool(
-                "search_restaurants",
-                district=booking["district"],
-                vegetarian=vegetarian,
-                step_free=step_free,
-            )
-        }
+        return keeping(
+            v,
+            {
+                "action": tool(
+                    "search_restaurants",
+                    district=booking["district"],
+                    vegetarian=vegetarian,
+                    step_free=step_free,
+                )
+            },
+            "hotel_booking",
+            "diet",
+            "step_free",
+        )
     pick = v.last_output("search_restaurants")[0]
     kept = ("id", "name", "district", "price_per_person", "address")
     return {

@@ -12,12 +12,19 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from flowstate.engine.protocol import INDEX_ONCE
+
 _INDEX_LINE = re.compile(
     r"^  (r\d+)\.([a-z][a-z0-9_]*) \[(\w+)\] (.*?)(?: content: (.*?))?"
     r"(?:  \(SUPERSEDED by ([^,\s)]+)(?:, \w+)?\))?$",
     re.M,
 )
-_REVEALED = re.compile(r"^- (r\d+\.[a-z][a-z0-9_]*) \[\w+\] .*\n  content: (.*)$", re.M)
+# A revealed state: its category and summary are left off while its index line shows.
+_REVEALED = re.compile(
+    r"^- (r\d+)\.([a-z][a-z0-9_]*)(?: \[\w+\] (.*?))?"
+    r"(?: \(SUPERSEDED by ([^:\s]+): stale, do not rely on it\))?\n  content: (.*)$",
+    re.M,
+)
 _OWN = re.compile(r"^- (r\d+)\.([a-z][a-z0-9_]*) \[\w+\] .*\n  content: (.*)$", re.M)
 _COLLAPSED = re.compile(r"^(r\d+): .*\[\d+ states?; collapsed: access \1\]$", re.M)
 _OBSERVATION = re.compile(r"^  - (r\d+\.o\d+) (\w+)\(.*?\) \[(ok|error)\]\n  output: (.*)$", re.M)
@@ -37,6 +44,7 @@ class PromptView:
     rejections: str = ""
     collapsed: list[str] = field(default_factory=list)  # request ids not opened yet
     read: set[str] = field(default_factory=set)  # past states whose content was read
+    index_once: bool = False  # the protocol says later calls do not show the index again
 
     def current(self, key: str) -> str | None:
         """The id of the newest state with this key that nothing supersedes."""
@@ -83,6 +91,7 @@ def parse(messages: list[dict[str, Any]]) -> PromptView:
     if request is None or step is None:
         raise ValueError("not a FlowState prompt")
     view = PromptView(request.group(1), request.group(2), int(step.group(1)))
+    view.index_once = INDEX_ONCE.strip() in messages[0]["content"]
     # Index lines and the state lists of opened (collapsed) requests share one format.
     for rid, key, _cat, summary, content, superseded in _INDEX_LINE.findall(text):
         view.index[f"{rid}.{key}"] = {
@@ -92,8 +101,15 @@ def parse(messages: list[dict[str, Any]]) -> PromptView:
         }
         if content:  # a short content is on its index line: read without opening it
             view.inline[f"{rid}.{key}"] = content
-    for sid, content in _REVEALED.findall(_section(text, "Revealed past states")):
-        view.revealed[sid] = content
+    for rid, key, summary, superseded, content in _REVEALED.findall(
+        _section(text, "Revealed past states")
+    ):
+        view.revealed[f"{rid}.{key}"] = content
+        if summary:  # no index line in this prompt says it: the revealed head does
+            view.index.setdefault(
+                f"{rid}.{key}",
+                {"key": key, "summary": summary, "superseded_by": superseded or None},
+            )
     for _rid, key, content in _OWN.findall(_section(text, "States of this request")):
         view.own[key] = content
     for oid, tool, _status, output in _OBSERVATION.findall(text):

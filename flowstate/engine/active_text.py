@@ -12,13 +12,20 @@ OLD_OBSERVATION_CHARS = 300
 RECENT_OBSERVATION_CHARS = 6_000
 
 
-def active_state_text(active: ActiveState, recent_observations: int) -> str:
+def active_state_text(
+    active: ActiveState, recent_observations: int, listed: frozenset[str] = frozenset()
+) -> str:
+    """The Active State's text; `listed`: the state ids whose index lines the same prompt
+    shows (a revealed one of them shows its content without its summary again)."""
     sections = [
         _section(
             f"States of this request ({active.request_id})",
             [_own_state(s, active) for s in active.states.values()],
         ),
-        _section("Revealed past states", [revealed_text(r) for r in active.revealed.values()]),
+        _section(
+            "Revealed past states",
+            [revealed_text(r, r.state.id in listed) for r in active.revealed.values()],
+        ),
         _section(
             "Opened requests",
             [
@@ -61,10 +68,11 @@ def _own_state(state: StateNode, active: ActiveState) -> str:
     return "\n".join(lines)
 
 
-def revealed_text(rev: RevealedState) -> str:
-    """A revealed past state as the Active State lists it."""
+def revealed_text(rev: RevealedState, on_index: bool = False) -> str:
+    """A revealed past state as the Active State lists it; `on_index`: its index line, with
+    category and summary, is in the same prompt."""
     s = rev.state
-    head = f"- {s.id} [{s.category.value}] {s.summary}"
+    head = f"- {s.id}" if on_index else f"- {s.id} [{s.category.value}] {s.summary}"
     if rev.superseded_by:
         head += f"{rev.superseded_mark[:-1]}: stale, do not rely on it)"
     lines = [head, f"  content: {s.content}"]

@@ -57,7 +57,7 @@ from flowstate.engine.commit import (
 )
 from flowstate.engine.index import RenderedIndex
 from flowstate.engine.opening import drop_forgotten, reveal_of, show, take_in, within_budget
-from flowstate.engine.prompt import Prompt, build_prompt
+from flowstate.engine.prompt import IndexResend, Prompt, build_prompt
 from flowstate.engine.protocol import ReplyFormat
 from flowstate.engine.report import Rejection, RejectionKind, StepReport
 from flowstate.engine.step import Approval, StepLogic, StepVerdict
@@ -119,6 +119,7 @@ class StepDriver:
         self._done: Done | None = None
         self._failed: str | None = None
         self._asked: Approval | None = None  # a host guard's question to the approver
+        self._index_sent = False  # a model call of this driver has shown the whole index
 
     def start(self) -> Command:
         """The first command."""
@@ -184,7 +185,10 @@ class StepDriver:
         while True:
             shown = self.index  # the index this step's prompt shows and its rules check
             save, self._unsaved = (self._save() if self._unsaved else None), False
-            answer = yield CallModel(partial(self._prompt, shown), save, self._reply)
+            resend = self.logic.config.index_on_later_calls is IndexResend.EVERY_CALL
+            whole = resend or not self._index_sent
+            answer = yield CallModel(partial(self._prompt, shown, whole), save, self._reply)
+            self._index_sent = True
             if isinstance(answer, HostObservation | HostGuard):
                 notices = self._take_fresher()
                 report = self._host_input(answer)
@@ -225,7 +229,7 @@ class StepDriver:
     def _reply(self) -> type[StepOutput] | TextFormat[StepOutput]:
         return STEP_LINES if self.logic.config.reply_format is ReplyFormat.LINES else StepOutput
 
-    def _prompt(self, index: RenderedIndex) -> Prompt:
+    def _prompt(self, index: RenderedIndex, index_shown: bool = True) -> Prompt:
         config = self.logic.config
         return build_prompt(
             self.active,
@@ -235,6 +239,8 @@ class StepDriver:
             config.max_steps,
             config.recent_observations,
             config.reply_format,
+            index_shown,
+            config.index_on_later_calls is IndexResend.FIRST_CALL,
         )
 
     def _take_fresher(self) -> list[str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import Any, Literal
 
 from flowstate.engine.active_text import active_state_text
@@ -41,8 +42,23 @@ STEP = "step"
 ENGINE_PARTS = (PROTOCOL, TOOLS, INDEX, REQUEST, ACTIVE_STATE, REJECTIONS, STEP)
 
 INDEX_HEADER = "# Historical State Index"
+# A later call's index part under `IndexResend.FIRST_CALL`.
+INDEX_SENT_ONCE = "(shown at this request's first step; what it opened is below)"
 ACTIVE_HEADER = "# Active State"
 REJECTIONS_HEADER = "# Rejected at your previous step"
+
+
+class IndexResend(StrEnum):
+    """Which of a request's calls show the whole Historical State Index.
+
+    `every_call`: all of them. `first_call`: the first call of a request (and the first after
+    it resumes); later calls show one line instead, the states opened meanwhile being in the
+    Active State with their summaries. The index is what a request reads to choose what to
+    open; once opened, the states it chose are what later calls use.
+    """
+
+    EVERY_CALL = "every_call"
+    FIRST_CALL = "first_call"
 
 
 @dataclass(frozen=True)
@@ -121,19 +137,28 @@ def build_prompt(
     max_steps: int,
     recent_observations: int = 3,
     reply_format: ReplyFormat = ReplyFormat.LINES,
+    index_shown: bool = True,
+    index_once: bool = False,
 ) -> Prompt:
+    """The prompt of `active`'s next call; `index_shown=False` gives the index part as one
+    line (a later call under `IndexResend.FIRST_CALL`, which `index_once` tells the model
+    in the protocol, at every call alike)."""
     has_past = not index.empty
     parts = [
-        PromptPart(PROTOCOL, protocol(limits, reply_format, has_past), role="system"),
+        PromptPart(PROTOCOL, protocol(limits, reply_format, has_past, index_once), role="system"),
         PromptPart(TOOLS, tools_text(tools), role="system"),
     ]
     if has_past:
         # No token count in the header: it changes at every commit and would end the prefix
         # that consecutive requests share (and that provider prompt caching reuses) here.
-        parts.append(PromptPart(INDEX, index.text, INDEX_HEADER))
+        parts.append(
+            PromptPart(INDEX, index.text if index_shown else INDEX_SENT_ONCE, INDEX_HEADER)
+        )
     parts.append(PromptPart(REQUEST, active.text, f"# User request ({active.request_id})"))
     if active.step or not active.is_empty:  # nothing happened yet: nothing to show
-        state = active_state_text(active, recent_observations)
+        # A revealed state whose index line is in this prompt is not summarised again.
+        listed = index.state_ids if index_shown else frozenset()
+        state = active_state_text(active, recent_observations, listed)
         parts.append(PromptPart(ACTIVE_STATE, state, ACTIVE_HEADER))
     if active.rejections:
         told = "\n".join(f"- {r}" for r in active.rejections)

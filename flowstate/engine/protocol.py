@@ -25,19 +25,27 @@ class ReplyFormat(StrEnum):
 
 
 def protocol(
-    limits: Limits, reply_format: ReplyFormat = ReplyFormat.LINES, has_past: bool = True
+    limits: Limits,
+    reply_format: ReplyFormat = ReplyFormat.LINES,
+    has_past: bool = True,
+    index_once: bool = False,
 ) -> str:
     """The protocol; without past requests (a namespace's first) in keyword lines, only what
-    can be done then: nothing can be opened or superseded yet."""
+    can be done then: nothing can be opened or superseded yet. `index_once`: a request's later
+    calls do not show the index again (`IndexResend.FIRST_CALL`), which the model is told."""
     lines = _LINES if has_past else _FIRST_LINES
     body = _JSON if reply_format is ReplyFormat.JSON else lines
-    return body.format(k=limits.max_access_per_step) + "\n" + _vocabulary(has_past)
+    once = INDEX_ONCE if has_past and index_once else ""
+    return body.format(k=limits.max_access_per_step, once=once) + "\n" + _vocabulary(has_past)
+
+
+INDEX_ONCE = " The index shows at your first step only: open what later steps use."
 
 
 _LINES = """Reply in lines, as needed:
 ACCESS <ids>: open up to {k} ids shown in the index (a collapsed request lists its states) or at \
 relation ends (closed until accessed). They open in your next reply: act now unless the action \
-needs them.
+needs them.{once}
 ADD <key> <category> "<one-line summary>" "<all detail>" [<TYPE> <target>]... \
 [EVIDENCE <observation ids>]: what later requests need; target: a shown id or a key.
 UPDATE <key> "<summary>" "<content>" or REMOVE <key>: only states added in THIS request.
@@ -57,7 +65,7 @@ _JSON = """Memory: the index lists past requests and their states. Reply with on
 {{"delta", "access", "action"}} following the given schema.
 access: up to {k} ids shown in the index (a collapsed request's id lists its states) or at \
 relation ends (closed until accessed). They open in your next reply: act now unless the action \
-needs them.
+needs them.{once}
 delta: add (key, category, summary: one line, content: all detail, relations to a shown id or a \
 key of this request, evidence: this request's observation ids); update or remove: only states \
 added in THIS request. All ops apply or none.

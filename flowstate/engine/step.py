@@ -23,6 +23,7 @@ from flowstate.engine.guard import (
     own_supersessions,
 )
 from flowstate.engine.index import DEFAULT_BUDGET_TOKENS, RenderedIndex
+from flowstate.engine.prompt import IndexResend
 from flowstate.engine.protocol import ReplyFormat
 from flowstate.engine.report import Rejection, RejectionKind, StepReport, shortened, told_back
 from flowstate.engine.tools import Tool, ToolResult, as_tools
@@ -60,6 +61,8 @@ class AgentConfig(CheckedConfig):
     # `prefetch_tokens` (either 0: the model opens everything it reads itself).
     prefetch_states: int = Field(4, ge=0, le=64)
     prefetch_tokens: int = Field(400, ge=0, le=100_000)
+    # Whether a request's later calls show the whole index again (`IndexResend`).
+    index_on_later_calls: IndexResend = IndexResend.FIRST_CALL
 
 
 @dataclass(frozen=True)

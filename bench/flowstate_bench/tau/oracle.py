@@ -15,6 +15,7 @@ import json
 import re
 from typing import Any, Literal
 
+from flowstate.engine.protocol import INDEX_ONCE
 from flowstate.llm.client import LiteLLMClient
 from flowstate.llm.scripted import ScriptedModel, unregister
 from flowstate.models import ids
@@ -105,10 +106,26 @@ class ScriptedAgent:
         if self.done < len(calls):
             call = calls[self.done]
             self.done += 1
-            return self._step(
+            step = self._step(
                 {"type": "tool", "name": call["name"], "arguments": call["arguments"]}
             )
+            return self._keep_plan(messages, text, step)
         return self._final(text, calls)
+
+    def _keep_plan(
+        self, messages: list[Message], text: str, step: dict[str, Any]
+    ) -> dict[str, Any]:
+        """`step` opening the plan it read off an index line, where the protocol says later
+        calls will not show the index: the turn's later steps read the plan again."""
+        if self.style != "flowstate" or INDEX_ONCE.strip() not in str(messages[0]["content"]):
+            return step
+        tid = re.escape(self.plan.task.id)
+        line = rf"^  (r\d+\.plan_{self.turn}) \[decision\] Step {self.turn} of task {tid}:"
+        listed = [i for i in re.findall(line, text, re.MULTILINE) if i not in self.accessed]
+        if not listed:
+            return step
+        self.accessed.add(listed[-1])
+        return {**step, "access": [listed[-1]]}
 
     def _calls(self, text: str) -> list[dict[str, Any]] | None:
         if self.turn == 0:

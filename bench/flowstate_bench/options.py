@@ -91,6 +91,14 @@ def shared_options(fn: F) -> F:
             help="FlowState opens this many best-matching past states before the first call.",
         ),
         click.option(
+            "--recent-observations",
+            type=click.IntRange(0),
+            default=AgentConfig().recent_observations,
+            show_default=True,
+            help="FlowState shows this many of a request's latest observations in full; older "
+            "ones are cut to their first 300 characters.",
+        ),
+        click.option(
             "--oracle-waits",
             is_flag=True,
             help="Scripted agents always wait a step for what they open, even when the action "
@@ -126,6 +134,7 @@ class SharedOptions:
     keep_memory: bool
     temperature: float | None
     prefetch_states: int
+    recent_observations: int
     oracle_waits: bool
     yes: bool
     fresh: bool
@@ -143,6 +152,7 @@ class SharedOptions:
             "keep_memory": self.keep_memory,
             "model_kwargs": {} if self.temperature is None else {"temperature": self.temperature},
             "prefetch_states": self.prefetch_states,
+            "recent_observations": self.recent_observations,
             "one_step": not self.oracle_waits,
         }
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from flowstate_bench.token_report import name as label
-from flowstate_bench.token_report import table
+from flowstate_bench.token_report import resend_table, table
 
 Tokens = dict[str, Any]
 FIXED_ROW = ("flowstate", "flowstate_reader", "full_context", "bm25", "rolling_summary",
@@ -182,6 +182,7 @@ TABLES: dict[str, Callable[[Tokens], list[str]]] = {
     "cache": _cache,
     "cache-far-back": lambda t: _cache(t["far_back"]),
     "prices": _prices,
+    "resend": lambda t: resend_table(t.get("sweep") or {}),
 }
 
 

@@ -160,6 +160,24 @@ def sweep_table(sweep: dict[str, Any], setting: str, label: str) -> list[str]:
     return table(header, rows)
 
 
+def resend_table(sweep: dict[str, Any]) -> list[str]:
+    """Per agent and index resend, per depth: tokens per request, recall, and the bill with
+    cached input at 10% and 50% under the automatic cache's real rules."""
+    rows = []
+    for agent, by_mode in (sweep.get("index_on_later_calls") or {}).items():
+        for mode, by_depth in by_mode.items():
+            for depth, p in by_depth.items():
+                effective = p["effective_tokens"]
+                rows.append([agent, mode, depth, f"{p['tokens']:,.0f}", f"{p['recall']:.2f}",
+                             f"{p['llm_calls']:.2f}", f"{effective['10%']:,.0f}",
+                             f"{effective['50%']:,.0f}"])  # fmt: skip
+    if not rows:
+        return []
+    header = ["agent", "index on later calls", "depth", "tokens", "recall", "calls",
+              "cached at 10%", "cached at 50%"]  # fmt: skip
+    return table(header, rows)
+
+
 def call_kind_table(tokens: dict[str, Any]) -> list[str]:
     """FlowState's calls by kind at each depth: prompt parts per call, the fixed price, the
     completion, and the prefix each cache model reuses under the real rules."""
@@ -256,7 +274,9 @@ def sections(tokens: dict[str, Any]) -> list[str]:
         chosen = sweep.get("chosen", {})
         out += ["", "## FlowState's settings swept", "",
                 f"Defaults: index budget {chosen.get('index_budget_tokens')} tokens, prefetch "
-                f"{chosen.get('prefetch_states')} states.", "",
+                f"{chosen.get('prefetch_states')} states, the index on later calls: "
+                f"{chosen.get('index_on_later_calls')}.", "",
                 *sweep_table(sweep, "index_budget", "index budget"), "",
-                *sweep_table(sweep, "prefetch", "prefetched states")]  # fmt: skip
+                *sweep_table(sweep, "prefetch", "prefetched states"), "",
+                *resend_table(sweep)]  # fmt: skip
     return out

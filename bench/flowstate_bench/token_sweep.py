@@ -1,8 +1,10 @@
 """FlowState's settings swept on the token scenario, each with its recall: the index budget
-(with the oracle and with the reader, which opens only what the index lets it find) and the
-prefetch of the best-matching states before the first call. The library's defaults are
-chosen from these figures: the smallest budget at which the reader still reaches its best
-recall, and prefetch only where it saves tokens without losing recall.
+(with the oracle and with the reader, which opens only what the index lets it find), the
+prefetch of the best-matching states before the first call, and which calls of a request show
+the whole index (`index_on_later_calls`, with its bill under the providers' cache rules). The
+library's defaults are chosen from these figures: the smallest budget at which the reader
+still reaches its best recall, prefetch only where it saves tokens without losing recall, and
+the index resend with the lowest bill at recall 1.0 with cached input at 10%.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from flowstate.engine.prompt import IndexResend
 from flowstate.engine.step import AgentConfig
 from flowstate.store import Store
-from flowstate_bench import flowstate_strategy
+from flowstate_bench import flowstate_strategy, token_compare
 from flowstate_bench.scenarios import Turn
 from flowstate_bench.strategies import Prompted
 
@@ -62,8 +65,34 @@ def sweep(
             runs = _runs(store, turns, AgentConfig(prefetch_states=k), kind)
             by_prefetch[str(k)] = {str(d): point(turns[:d], runs[:d], recall) for d in depths}
         out["prefetch"][kind] = by_prefetch
+        out.setdefault("index_on_later_calls", {})[kind] = {
+            mode.value: _resend_points(store, turns, depths, recall, mode, kind)
+            for mode in IndexResend
+        }
     out["chosen"] = {
         "index_budget_tokens": AgentConfig().index_budget_tokens,
         "prefetch_states": AgentConfig().prefetch_states,
+        "index_on_later_calls": AgentConfig().index_on_later_calls.value,
     }
+    return out
+
+
+def _resend_points(
+    store: Store,
+    turns: Sequence[Turn],
+    depths: Sequence[int],
+    recall: Recall,
+    mode: IndexResend,
+    kind: str,
+) -> dict[str, Any]:
+    """`point` per depth, with the bill under the automatic cache's real rules (cached input
+    read at 10% and at 50%): a resend that repeats more may be cached more."""
+    runs = _runs(store, turns, AgentConfig(index_on_later_calls=mode), kind)
+    out = {}
+    for d in depths:
+        costs = token_compare.cache_costs(token_compare.call_costs(runs[:d]))
+        out[str(d)] = point(turns[:d], runs[:d], recall) | {
+            "cached_share": costs["cached_share"],
+            "effective_tokens": costs["effective_tokens"],
+        }
     return out

@@ -96,12 +96,13 @@ def revealed(opened: Opened, page: int, page_chars: int) -> Result:
     requests = [
         s.RequestLinesOut(
             id=rid,
+            text=opened.request_texts.get(rid),
             states={x.id: line(x.category, x.summary, x.superseded_by, x.superseder_removed)
                     for x in lines},
         ).dump()
         for rid, lines in opened.requests.items()
     ]  # fmt: skip
-    pages = pack([*requests, *states, *observations], page_chars, "content", "output")
+    pages = pack([*requests, *states, *observations], page_chars, "content", "output", "text")
     chosen = _page(pages or [[]], page)
     n_pages = max(1, len(pages))
     out = s.RevealOut(

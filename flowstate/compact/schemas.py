@@ -299,7 +299,10 @@ class StateOut(Out):
 
 class RequestLinesOut(Out):
     id: str
+    text: str | None = Field(None, description="what the request asked")
     states: dict[str, Line] = Field(description="its states: id -> line")
+    part: int | None = None
+    parts: int | None = None
 
 
 class ObservationOut(Out):

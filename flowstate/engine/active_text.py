@@ -6,7 +6,7 @@ from __future__ import annotations
 from flowstate.engine.index import state_line
 from flowstate.models.active import ActiveState
 from flowstate.models.records import Observation, StateNode
-from flowstate.models.views import RevealedState
+from flowstate.models.views import IndexState, RevealedState
 
 OLD_OBSERVATION_CHARS = 300
 RECENT_OBSERVATION_CHARS = 6_000
@@ -29,7 +29,7 @@ def active_state_text(
         _section(
             "Opened requests",
             [
-                f"{rid}:\n" + "\n".join(state_line(s) for s in states)
+                opened_request_text(rid, states, active.request_texts.get(rid))
                 for rid, states in active.opened_requests.items()
             ],
         ),
@@ -66,6 +66,15 @@ def _own_state(state: StateNode, active: ActiveState) -> str:
     if ev:
         lines.append("  evidence: " + ", ".join(ev))
     return "\n".join(lines)
+
+
+def opened_request_text(request_id: str, states: list[IndexState], text: str | None) -> str:
+    """An opened request: what it asked (continuation lines indented deeper than a state
+    line, so no line of it reads as one), then its states' index lines."""
+    lines = [f"{request_id}:"]
+    if text is not None:
+        lines.append("  request: " + "\n    ".join(text.splitlines() or [""]))
+    return "\n".join([*lines, *(state_line(s) for s in states)])
 
 
 def revealed_text(rev: RevealedState, on_index: bool = False) -> str:

@@ -175,6 +175,7 @@ class Revealed:
 
     states: list[RevealedState] = field(default_factory=list)
     requests: dict[str, list[IndexState]] = field(default_factory=dict)
+    request_texts: dict[str, str] = field(default_factory=dict)  # what each opened request asked
     observations: list[Observation] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
 

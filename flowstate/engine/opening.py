@@ -29,6 +29,7 @@ def take_in(active: ActiveState, found: Revealed, report: StepReport) -> list[st
     for rev in found.states:
         active.revealed[rev.state.id] = rev
     active.opened_requests.update(found.requests)
+    active.request_texts.update(found.request_texts)
     for obs in found.observations:
         active.opened_observations[obs.id] = obs
     report.opened = [
@@ -53,7 +54,8 @@ def drop_forgotten(active: ActiveState, gone: Callable[[str], bool]) -> None:
     if scrubbed is None:
         return
     fresh = ActiveState.model_validate_json(scrubbed)
-    for name in ("revealed", "opened_requests", "opened_observations", "pending_access", "found"):
+    kept = ("revealed", "opened_requests", "request_texts", "opened_observations")
+    for name in (*kept, "pending_access", "found"):
         setattr(active, name, getattr(fresh, name))
 
 
@@ -89,6 +91,7 @@ class Opened:
 
     states: list[RevealedState] = field(default_factory=list)
     requests: dict[str, list[IndexState]] = field(default_factory=dict)
+    request_texts: dict[str, str] = field(default_factory=dict)  # what each request asked
     rejections: list[str] = field(default_factory=list)
     report: StepReport | None = field(default=None, repr=False)
     # Past observations shown at the far end of a revealed EVIDENCED_BY relation.
@@ -106,6 +109,7 @@ class Opened:
         return cls(
             states=[active.revealed[i] for i in ids if i in active.revealed],
             requests={i: active.opened_requests[i] for i in ids if i in active.opened_requests},
+            request_texts={i: active.request_texts[i] for i in ids if i in active.request_texts},
             rejections=rejections,
             report=report,
             observations=[

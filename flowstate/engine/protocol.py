@@ -43,7 +43,7 @@ INDEX_ONCE = " The index shows at your first step only: open what later steps us
 
 
 _LINES = """Reply in lines, as needed:
-ACCESS <ids>: open up to {k} ids shown in the index (a collapsed request lists its states) or at \
+ACCESS <ids>: open up to {k} ids shown in the index (a request id: its text and states) or at \
 relation ends (closed until accessed). They open in your next reply: act now unless the action \
 needs them.{once}
 ADD <key> <category> "<one-line summary>" "<all detail>" [<TYPE> <target>]... \
@@ -63,7 +63,7 @@ SUMMARY <one line> (with one ADD: optional), then FINAL <answer>."""
 
 _JSON = """Memory: the index lists past requests and their states. Reply with one JSON object \
 {{"delta", "access", "action"}} following the given schema.
-access: up to {k} ids shown in the index (a collapsed request's id lists its states) or at \
+access: up to {k} ids shown in the index (a request id: its text and states) or at \
 relation ends (closed until accessed). They open in your next reply: act now unless the action \
 needs them.{once}
 delta: add (key, category, summary: one line, content: all detail, relations to a shown id or a \

@@ -243,15 +243,19 @@ class RequestPlans(IndexView[R]):
         observations, lost = yield from _each(self.ops.expand, command.observations)
         return Revealed(
             states=states,
-            requests=dict(requests),
+            requests={rid: lines for rid, lines, _ in requests},
+            request_texts={rid: text for rid, _, text in requests},
             observations=[o for o in observations if isinstance(o, Observation)],
             missing=[*missing, *gone, *lost],
         )
 
     def _request_lines(self, request_ids: list[str]) -> Plan[list[Any]]:
+        """Per request: its id, its states' index lines and its text (what it asked)."""
         lines = []
         for rid in request_ids:
-            lines.append((rid, (yield from self.ops.request_states(rid))))
+            states = yield from self.ops.request_states(rid)
+            request = yield from self.ops.get(Request, "request", rid)
+            lines.append((rid, states, request.text))
         return lines
 
     # -- shared by the shells -----------------------------------------------------------------

@@ -110,6 +110,7 @@ class StepLogic:
             request_id=active.request_id,
             index_states=index.state_ids,
             collapsed_requests=index.collapsed,
+            listed_requests=frozenset(ids.request_of(s) for s in index.state_ids),
             opened_states=frozenset(opened),
             revealed=frozenset(active.revealed),
             relation_ends=frozenset(active.relation_ends()),

@@ -66,7 +66,8 @@ class ActiveState(BaseModel):
     decisions: list[ActionDecision] = []  # approvals asked for consequential calls
     # Revealed on demand from past requests:
     revealed: dict[str, RevealedState] = {}  # by state id
-    opened_requests: dict[str, list[IndexState]] = {}  # collapsed index entries listed
+    opened_requests: dict[str, list[IndexState]] = {}  # opened requests' state lines
+    request_texts: dict[str, str] = {}  # what each opened request asked, by request id
     opened_observations: dict[str, Observation] = {}  # past observations at relation ends
     pending_access: list[str] = []  # accepted this step, fetched before the next call
     found: list[str] = []  # past state ids a search showed (openable like index lines)

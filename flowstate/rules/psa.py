@@ -1,7 +1,8 @@
 """Progressive State Access: which past ids the model may open at a step.
 
 Only what the model has been shown can be opened: state ids in the index (or listed by an
-opened request), the far ends of revealed relations, and collapsed request ids. Ids of other
+opened request), the far ends of revealed relations, and request ids the index shows
+(opening one shows what it asked and lists its states). Ids of other
 namespaces are never shown, so they can never pass.
 """
 
@@ -19,7 +20,7 @@ from flowstate.rules.visibility import Visibility
 @dataclass(frozen=True)
 class AccessDecision:
     states: list[str]  # past state ids to reveal (content + relations)
-    requests: list[str]  # collapsed request ids whose state list to show
+    requests: list[str]  # request ids whose text and state lines to show
     observations: list[str]  # past observation ids (relation ends) to open
     violations: list[Violation]
     already_open: list[str]  # asked again; harmless, nothing to do
@@ -47,7 +48,7 @@ def check_access(asked: Sequence[str], vis: Visibility, limits: Limits) -> Acces
         if item in vis.revealed or item in vis.opened_observations:
             already.append(item)
         elif ids.is_request_id(item):
-            if item in vis.collapsed_requests or vis.folded(item):
+            if item in vis.collapsed_requests or item in vis.listed_requests or vis.folded(item):
                 requests.append(item)
             elif item == vis.request_id:
                 violations.append(
@@ -61,9 +62,8 @@ def check_access(asked: Sequence[str], vis: Visibility, limits: Limits) -> Acces
                 violations.append(
                     Violation(
                         where,
-                        "not_collapsed",
-                        "only collapsed requests of the index can be opened; "
-                        "access their state ids instead",
+                        "not_listed",
+                        "only requests the index shows can be opened",
                     )
                 )
         elif ids.is_state_id(item) and ids.request_of(item) == vis.request_id:

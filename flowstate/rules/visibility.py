@@ -13,6 +13,9 @@ class Visibility:
     request_id: str
     index_states: frozenset[str]  # past state ids listed in the (non-collapsed) index
     collapsed_requests: frozenset[str]  # past request ids shown as one line
+    # Past request ids the index lists in full (their states' lines shown): openable too,
+    # for their text.
+    listed_requests: frozenset[str] = frozenset()
     opened_states: frozenset[str] = frozenset()  # listed by opening a collapsed request
     revealed: frozenset[str] = frozenset()  # past states whose content is open
     relation_ends: frozenset[str] = frozenset()  # ids shown as far ends of revealed relations

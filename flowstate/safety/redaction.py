@@ -151,6 +151,7 @@ def redact_active(active: ActiveState, redact: Redactor) -> ActiveState:
                 rid: [s.model_copy(update={"summary": text(s.summary)}) for s in states]
                 for rid, states in active.opened_requests.items()
             },
+            "request_texts": {rid: text(t) for rid, t in active.request_texts.items()},
             "pending_call": call
             and call.model_copy(update={"arguments": _redact_value(text, call.arguments)}),
             "log": [r.model_copy(update={"action": text(r.action)}) for r in active.log],

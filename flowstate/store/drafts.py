@@ -1,9 +1,10 @@
 """Keeping forgotten content out of drafts.
 
 A draft is the serialized Active State of an interrupted or running request. Past states and
-observations it opened are copied into it (`revealed`, `opened_observations`), and collapsed
-requests it listed keep their state lines (`opened_requests`). When those are forgotten or
-expired, the copies must go too, or the draft would keep what the user asked to delete:
+observations it opened are copied into it (`revealed`, `opened_observations`), and requests it
+opened keep their text and state lines (`request_texts`, `opened_requests`). When those are
+forgotten or expired, the copies must go too, or the draft would keep what the user asked to
+delete:
 
     >>> payload = '{"revealed": {"r1.a": {}, "r2.b": {}}, "pending_access": ["r1.a"]}'
     >>> scrub(payload, lambda i: i == "r1.a")
@@ -73,7 +74,7 @@ def scrub(payload: str, gone: Gone, how: str = "removed") -> str | None:
     if data is None:
         return None
     changed = False
-    for field in ("revealed", "opened_observations"):
+    for field in ("revealed", "opened_observations", "request_texts"):
         kept = {k: v for k, v in _dict(data, field).items() if not gone(k)}
         if len(kept) != len(_dict(data, field)):
             data[field], changed = kept, True

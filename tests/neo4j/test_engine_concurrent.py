@@ -136,12 +136,14 @@ def test_an_agent_hears_at_its_next_step_what_another_request_made_stale(
     )
     result = agent.run("check the budget")
     assert result.request_id == "r2" and result.answer == "checked"
-    # Brought up to date while the model thinks, the index reaches the prompt after next:
+    # Brought up to date while the model thinks, the index tells the prompt after next; the
+    # newer state, told by id, opens at once (a later call shows no index: only the notice).
     third = user_prompt(model, 2)
     assert "r1.budget, which this request opened or relates to, was superseded by r3.budget" in (
         third
     )
-    assert "r3.budget [constraint] Hotel budget 90 EUR a night" in third  # the index refreshed
+    assert "- r3.budget [constraint] Hotel budget 90 EUR a night" in user_prompt(model, 3)
+    assert result.rejections == 0
 
 
 def test_an_agent_whose_commit_conflicts_revises_and_commits(

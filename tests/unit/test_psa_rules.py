@@ -131,12 +131,17 @@ def test_nothing_asked_nothing_done() -> None:
 
 
 @pytest.mark.parametrize("item", ["r3", "r4", "r99"])
-def test_non_collapsed_request_id(item: str) -> None:
+def test_a_request_the_index_does_not_show(item: str) -> None:
     assert _refused(item) == Violation(
-        f"access {item}",
-        "not_collapsed",
-        "only collapsed requests of the index can be opened; access their state ids instead",
+        f"access {item}", "not_listed", "only requests the index shows can be opened"
     )
+
+
+def test_a_request_listed_in_full_opens() -> None:
+    vis = make_vis(listed_requests=frozenset({"r3"}))
+    decision = check_access(["r3", "r4"], vis, LIMITS)
+    assert decision.requests == ["r3"]
+    assert [(v.where, v.rule) for v in decision.violations] == [("access r4", "not_listed")]
 
 
 def test_own_request() -> None:

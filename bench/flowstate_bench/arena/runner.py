@@ -96,6 +96,7 @@ class RunConfig(BaseModel):
     cache_dir: Path | None = None
     index_budget_tokens: int = Field(DEFAULT_BUDGET_TOKENS, ge=50)
     prefetch_states: int = Field(AgentConfig().prefetch_states, ge=0, le=64)  # the library's
+    recent_observations: int = Field(AgentConfig().recent_observations, ge=0)  # the library's
     # The scripted agents access and act in one step when the action does not need what
     # they open (the protocol's rule); False: they always wait a step for it.
     one_step: bool = True
@@ -319,6 +320,7 @@ class ArenaRunner(Harness[TaskRun]):
             max_steps=steps_of(task.config),
             index_budget_tokens=self.config.index_budget_tokens,
             prefetch_states=self.config.prefetch_states,
+            recent_observations=self.config.recent_observations,
         )
         return FlowStateStrategy(
             fs, client, env.tools(), policy_of(task.config), config, variant=variant

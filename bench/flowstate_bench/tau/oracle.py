@@ -37,10 +37,49 @@ def plan_line(k: int, calls: list[Action]) -> str:
     return f"PLAN {k}: {json.dumps(payload, ensure_ascii=False, sort_keys=True)}"
 
 
+def short_plan_line(k: int, calls: list[Action]) -> str:
+    """The plan as call lines, `name {arguments}` joined by ` | `: what fits a one-line
+    summary more often than `plan_line`'s JSON."""
+    said = " | ".join(f"{a.name} {_compact(a.arguments)}" for a in calls)
+    return f"PLAN {k}: {said}"
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
 def recall(text: str, k: int) -> list[dict[str, Any]] | None:
-    """The calls planned for turn k, if a PLAN line for it is anywhere in `text`."""
-    found = re.findall(rf"^.*?PLAN {k}: (\[.*\])\s*$", text, flags=re.MULTILINE)
-    return json.loads(found[-1]) if found else None
+    """The calls planned for turn k, if a PLAN line for it is anywhere in `text` (as
+    `plan_line` or `short_plan_line` writes it)."""
+    found = re.findall(rf"^.*?PLAN {k}: (.*?)\s*$", text, flags=re.MULTILINE)
+    for said in reversed(found):
+        calls = _calls_of(said)
+        if calls is not None:
+            return calls
+    return None
+
+
+def _calls_of(said: str) -> list[dict[str, Any]] | None:
+    """A PLAN line's calls, or None when it holds none (a summary naming only the calls)."""
+    if said.startswith("["):
+        try:
+            return json.loads(said)
+        except ValueError:
+            return None
+    decode, calls, at = json.JSONDecoder().raw_decode, [], 0
+    while at < len(said):
+        name = re.match(r"(\w+) ", said[at:])
+        if name is None:
+            return None
+        try:
+            arguments, end = decode(said, at + name.end())
+        except ValueError:
+            return None
+        calls.append({"name": name.group(1), "arguments": arguments})
+        at = end + len(" | ") if said.startswith(" | ", end) else end
+        if at == end and at < len(said):
+            return None
+    return calls or None
 
 
 class ScriptedAgent:
@@ -192,23 +231,22 @@ class ScriptedAgent:
         return {"delta": delta, "action": {"type": "final", "answer": answer, "summary": summary}}
 
     def _delta(self, text: str, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """What the oracle records in FlowState: who the user is and the plan (turn 0), what
-        each later turn did, with the observations as evidence."""
+        """What the oracle records in FlowState: the plan (turn 0), what each later turn did,
+        with the observations as evidence. Who the user is and what they asked stay in the
+        request's own text, which the request's id opens."""
         tid, k = self.plan.task.id, self.turn
         observations = _own_observations(text)
         names = ", ".join(c["name"] for c in calls) or "nothing"
         ops: list[dict[str, Any]] = []
         if k == 0:
-            opening = self.plan.turns[0]
-            ops.append(_add("customer", "constraint", f"Task {tid} user: " + opening, opening))
             for j in range(1, self.plan.last + 1):
                 planned, head = self.plan.segments[j], f"Step {j} of task {tid}: "
                 # The plan itself where it fits the one-line summary: a later turn then reads
                 # it off its index line, with no call to open it; else the calls' names.
-                line = plan_line(j, planned)
-                fits = len(head + line) <= SUMMARY_CHARS
-                summary = head + (line if fits else ", ".join(a.name for a in planned))
-                ops.append(_add(f"plan_{j}", "decision", summary, line))
+                short = short_plan_line(j, planned)
+                fits = len(head + short) <= SUMMARY_CHARS
+                summary = head + (short if fits else ", ".join(a.name for a in planned))
+                ops.append(_add(f"plan_{j}", "decision", summary, plan_line(j, planned)))
         if observations:
             done = f"Task {tid} turn {k} ran: {names}"
             detail = "\n".join(json.dumps(c, ensure_ascii=False, sort_keys=True) for c in calls)

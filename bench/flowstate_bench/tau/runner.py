@@ -72,6 +72,7 @@ class RunConfig(BaseModel):
     price_model: str | None = None  # prices offline token counts (see flowstate_bench.costs)
     index_budget_tokens: int = Field(DEFAULT_BUDGET_TOKENS, ge=50)
     prefetch_states: int = Field(AgentConfig().prefetch_states, ge=0, le=64)  # the library's
+    recent_observations: int = Field(AgentConfig().recent_observations, ge=0)  # the library's
     # The scripted agents access and act in one step when the action does not need what
     # they open (the protocol's rule); False: they always wait a step for it.
     one_step: bool = True
@@ -255,6 +256,7 @@ class TauRunner(Harness[Conversation]):
                 max_steps=c.max_steps,
                 index_budget_tokens=c.index_budget_tokens,
                 prefetch_states=c.prefetch_states,
+                recent_observations=c.recent_observations,
             )
             return FlowStateStrategy(fs, client, tools, policy, config, variant=name)
         if name == "full":

@@ -36,7 +36,7 @@ def _run(fs: FlowState, steps: list, **agent: Any) -> list[str]:
 def _saved_after_step_1(fs: FlowState) -> str:
     """The draft once step 1's save has landed: it runs while the next model call does."""
     deadline = time.monotonic() + 10
-    while (draft := fs.repository.open_requests()[0]).steps < 1:
+    while ((draft := fs.repository.open_requests()[0]).steps or 0) < 1:
         assert time.monotonic() < deadline, "step 1's draft never landed"
         time.sleep(0.02)
     return draft.payload

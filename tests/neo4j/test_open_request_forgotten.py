@@ -82,3 +82,28 @@ def test_an_agent_does_not_save_back_a_request_text_forgotten_by_another_process
         result = fs.agent(model.client()).run("What did I ask about the clinic?")
     assert result.error is None
     assert drafts and SECRET not in drafts[0]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an opened request's text (up to 100,000 characters) rides whole in every later "
+    "prompt and draft, uncapped, where a revealed state's content is at most 4,000",
+)
+def test_opening_eight_listed_requests_keeps_later_prompts_within_eight_states_worth(
+    store: Store, namespace: str
+) -> None:
+    """One legal ACCESS of 8 listed request ids must not make every later call of the request
+    cost more than 8 revealed states could (8 x `Limits.max_content_chars`, plus the rest of
+    the prompt): a prompt past the model's context fails every later call, and a resume
+    sends the same prompt again, so the request could only be discarded."""
+    fs = FlowState(store, namespace)
+    for i in range(1, 9):
+        text = f"paragraph {i} " + "lorem ipsum dolor sit amet " * 4000
+        fs.remember([add(f"k{i}", summary=f"Fact {i}")], text[:100_000], summary=f"Big {i}")
+    steps = [step(access=[f"r{i}" for i in range(1, 9)]), step(action=final())]
+    with ScriptedModel.sequence(f"orf_{uuid.uuid4().hex[:8]}", steps) as model:
+        result = fs.agent(model.client()).run("omega")
+    assert result.error is None and not result.rejections
+    later = model.calls[1]
+    prompt = "".join(str(m["content"]) for m in later.messages)
+    assert len(prompt) < 8 * 4_000 + 10_000, f"a later call's prompt has {len(prompt)} characters"

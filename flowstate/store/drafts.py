@@ -53,16 +53,18 @@ def forgotten_ids(record_id: str) -> Gone:
     return of_request(record_id) if ids.is_request_id(record_id) else of_ids({record_id})
 
 
-def copied_ids(payload: str) -> tuple[list[str], list[str]]:
-    """The past state ids and observation ids whose content the draft holds."""
+def copied_ids(payload: str) -> tuple[list[str], list[str], list[str]]:
+    """The past state ids, observation ids and request ids whose content the draft holds (an
+    opened request keeps its text even when it has no state left to list)."""
     data = _load(payload)
     if data is None:
-        return [], []
+        return [], [], []
     states = set(_keys(data, "revealed"))
     observations = set(_keys(data, "opened_observations"))
     for lines in _dict(data, "opened_requests").values():
         states.update(line["id"] for line in _list(lines) if isinstance(line.get("id"), str))
-    return sorted(states), sorted(observations)
+    requests = {*_keys(data, "opened_requests"), *_keys(data, "request_texts")}
+    return sorted(states), sorted(observations), sorted(requests)
 
 
 def scrub(payload: str, gone: Gone, how: str = "removed") -> str | None:

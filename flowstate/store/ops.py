@@ -311,8 +311,8 @@ class Ops:
         """Save the request's serialized active state (JSON text), only while `owner` holds
         it (renewing the hold); `first` opens the draft of a request just begun.
 
-        Past states or observations it copied that were forgotten meanwhile (by another
-        process) are scrubbed from it first. RequestHeld when another writer holds the
+        Past states, observations or request texts it copied that were forgotten meanwhile
+        (by another process) are scrubbed from it first. RequestHeld when another writer holds the
         request or its draft is gone (committed or discarded by another writer).
         """
         self.writable("save a draft")
@@ -323,13 +323,16 @@ class Ops:
         hold_s = check_ttl(hold_s)
 
         def work() -> TxWork[None]:
-            state_ids, observation_ids = drafts.copied_ids(payload)
+            state_ids, observation_ids, request_ids = drafts.copied_ids(payload)
             kept = payload
-            if state_ids or observation_ids:
+            if state_ids or observation_ids or request_ids:
                 [row] = yield self.stmt(
-                    Q.EXISTING_IDS, state_ids=state_ids, observation_ids=observation_ids
+                    Q.EXISTING_IDS,
+                    state_ids=state_ids,
+                    observation_ids=observation_ids,
+                    request_ids=request_ids,
                 )
-                gone = set(state_ids + observation_ids) - set(row["ids"])
+                gone = set(state_ids + observation_ids + request_ids) - set(row["ids"])
                 kept = (drafts.scrub(payload, gone.__contains__) if gone else None) or payload
             if first:
                 rows = yield self.stmt(

@@ -4,6 +4,7 @@ state. The text is held like opened content: redacted in drafts, scrubbed when f
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any
 
@@ -32,6 +33,15 @@ def _run(fs: FlowState, steps: list, **agent: Any) -> list[str]:
     return [c.sent.messages[-1]["content"] for c in transcript.calls]
 
 
+def _saved_after_step_1(fs: FlowState) -> str:
+    """The draft once step 1's save has landed: it runs while the next model call does."""
+    deadline = time.monotonic() + 10
+    while ((draft := fs.repository.open_requests()[0]).steps or 0) < 1:
+        assert time.monotonic() < deadline, "step 1's draft never landed"
+        time.sleep(0.02)
+    return draft.payload
+
+
 def test_opening_a_listed_request_shows_its_text_and_states(store: Store, namespace: str) -> None:
     fs = FlowState(store, namespace)
     fs.remember([add("hotel", summary="Usual hotel: Casa Azul")], TEXT, summary="Hotel asked")
@@ -57,7 +67,7 @@ def test_an_opened_request_text_is_redacted_in_the_draft_and_scrubbed_when_forgo
         if "## Opened requests" not in prompt:
             return step(access=["r1"])
         if not drafts:  # the draft as saved with the request's text opened
-            drafts.append(fs.repository.open_requests()[0].payload)
+            drafts.append(_saved_after_step_1(fs))
             fs.forget("r1")
             drafts.append(fs.repository.open_requests()[0].payload)
             return step()

@@ -10,6 +10,9 @@ from flowstate.models.views import IndexState, RevealedState
 
 OLD_OBSERVATION_CHARS = 300
 RECENT_OBSERVATION_CHARS = 6_000
+# An opened request's text in the prompt: as much as a state's content holds by default, so
+# opening requests costs no more than opening states (the whole text stays in the store).
+OPENED_REQUEST_CHARS = 4_000
 
 
 def active_state_text(
@@ -70,10 +73,14 @@ def _own_state(state: StateNode, active: ActiveState) -> str:
 
 def opened_request_text(request_id: str, states: list[IndexState], text: str | None) -> str:
     """An opened request: what it asked (continuation lines indented deeper than a state
-    line, so no line of it reads as one), then its states' index lines."""
+    line, so no line of it reads as one; at most `OPENED_REQUEST_CHARS` of it), then its
+    states' index lines."""
     lines = [f"{request_id}:"]
     if text is not None:
-        lines.append("  request: " + "\n    ".join(text.splitlines() or [""]))
+        shown = text[:OPENED_REQUEST_CHARS]
+        if len(text) > OPENED_REQUEST_CHARS:
+            shown += f"... [{len(text)} characters; the rest is not shown]"
+        lines.append("  request: " + "\n    ".join(shown.splitlines() or [""]))
     return "\n".join([*lines, *(state_line(s) for s in states)])
 
 

@@ -84,11 +84,6 @@ def test_an_agent_does_not_save_back_a_request_text_forgotten_by_another_process
     assert drafts and SECRET not in drafts[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an opened request's text (up to 100,000 characters) rides whole in every later "
-    "prompt and draft, uncapped, where a revealed state's content is at most 4,000",
-)
 def test_opening_eight_listed_requests_keeps_later_prompts_within_eight_states_worth(
     store: Store, namespace: str
 ) -> None:

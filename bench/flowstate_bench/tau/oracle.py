@@ -267,7 +267,7 @@ def _add(key: str, category: str, summary: str, content: str, **extra: Any) -> d
         "op": "add",
         "key": key,
         "category": category,
-        "summary": one_line[:190],
+        "summary": one_line[:SUMMARY_CHARS],
         "content": content or summary,
         **{k: v for k, v in extra.items() if v},
     }

@@ -182,7 +182,7 @@ def test_the_protocol_still_states_every_rule_a_model_must_follow(reply: ReplyFo
     text = " ".join(protocol(Limits(max_access_per_step=5), reply).split())
     for rule in (
         "up to 5 ids",  # K
-        "collapsed request",  # a collapsed request opens to its state list
+        "a request id: its text and states",  # a request opens to its text and state list
         "closed until accessed",  # relation ends
         "open in your next reply",  # revealed content is visible from the next call
         "act now unless the action needs them",  # access and act in one step

@@ -50,6 +50,11 @@ class Writers:
 
     def __init__(self, store: Store, namespace: str) -> None:
         self.store, self.namespace = store, namespace
+        # A front door each, its index read once: built before the forget starts, so a writer
+        # begins at once when let go, however loaded the machine is.
+        self.doors = [FlowState(store, namespace) for _ in range(WRITERS)]
+        for door in self.doors:
+            door.index()
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.refused: list[str] = []  # NamespaceBusy at the begin: nothing was written
@@ -58,7 +63,7 @@ class Writers:
         self.threads = [threading.Thread(target=self.run, args=(i,)) for i in range(WRITERS)]
 
     def run(self, writer: int) -> None:
-        fs = FlowState(self.store, self.namespace)  # a front door each: its index is its own
+        fs = self.doors[writer]
         n = 0
         while not self.stop.is_set():
             n += 1
@@ -109,12 +114,13 @@ def test_requests_begun_while_forget_all_runs_are_refused_never_lost(
 ) -> None:
     fill(raw, repo.namespace, FILLER)
     FlowState(store, repo.namespace).remember([fact("before")], "before the forget")
+    writers = Writers(store, repo.namespace)
     child = forget_all_in_a_process(neo4j_settings, repo.namespace)
     deadline = time.monotonic() + 120
     while raw.count(repo.namespace)[0] > FILLER:  # not deleting yet
         assert child.poll() is None and time.monotonic() < deadline, child.communicate()
         time.sleep(0.01)
-    with Writers(store, repo.namespace) as writers:  # they begin while the forget deletes
+    with writers:  # they begin while the forget deletes
         _, errors = child.communicate(timeout=240)
         forgotten_at = time.monotonic()
         assert child.returncode == 0, errors

@@ -250,13 +250,14 @@ class RequestPlans(IndexView[R]):
         )
 
     def _request_lines(self, request_ids: list[str]) -> Plan[list[Any]]:
-        """Per request: its id, its states' index lines and its text (what it asked)."""
+        """Per request: its id, its states' index lines and its text (what it asked; the
+        texts of all of them in one read)."""
         lines = []
         for rid in request_ids:
-            states = yield from self.ops.request_states(rid)
-            request = yield from self.ops.get(Request, "request", rid)
-            lines.append((rid, states, request.text))
-        return lines
+            lines.append((rid, (yield from self.ops.request_states(rid))))
+        records = yield from self.ops.expand(request_ids)
+        texts = {r.id: r.text for r in records if isinstance(r, Request)}
+        return [(rid, states, texts[rid]) for rid, states in lines]
 
     # -- shared by the shells -----------------------------------------------------------------
 
